@@ -1,0 +1,6 @@
+import type { FastifyPluginAsync } from "fastify";
+
+/** `GET /openapi.json`: the OpenAPI document generated from every route's schema. */
+export const openapiRoutes: FastifyPluginAsync = async (app) => {
+  app.get("/openapi.json", { schema: { hide: true } }, async () => (app as unknown as { swagger(): object }).swagger());
+};

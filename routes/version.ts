@@ -1,0 +1,51 @@
+import type { FastifyPluginAsync } from "fastify";
+
+export interface VersionOptions {
+  version: string;
+  /** What the server offers: API version, protocols, the default model. */
+  info: () => { api: string; protocols: string[]; defaultModel: string; providers: string[]; store: string; bus: string };
+}
+
+/** `GET /v1/version`: the server version and what it serves. */
+export const versionRoutes: FastifyPluginAsync<VersionOptions> = async (app, opts) => {
+  app.get(
+    "/v1/version",
+    {
+      schema: {
+        summary: "Server version and capabilities",
+        tags: ["operations"],
+        response: {
+          200: {
+            type: "object",
+            properties: {
+              name: { type: "string" },
+              version: { type: "string" },
+              api: { type: "string" },
+              protocols: { type: "array", items: { type: "string" } },
+              default_model: { type: "string" },
+              providers: { type: "array", items: { type: "string" } },
+              store: { type: "string" },
+              bus: { type: "string" },
+              node: { type: "string" },
+            },
+            required: ["name", "version", "api"],
+          },
+        },
+      },
+    },
+    async () => {
+      const info = opts.info();
+      return {
+        name: "roz",
+        version: opts.version,
+        api: info.api,
+        protocols: info.protocols,
+        default_model: info.defaultModel,
+        providers: info.providers,
+        store: info.store,
+        bus: info.bus,
+        node: process.version,
+      };
+    },
+  );
+};

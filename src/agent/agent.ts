@@ -1,0 +1,174 @@
+import { RozError } from "../errors/index.ts";
+import { emptyUsage, type ModelMessage } from "../models/index.ts";
+import { EventChannel } from "./event-channel.ts";
+import { runTurnLoop } from "./loop.ts";
+import { PendingMap } from "./pending.ts";
+import { createPermissionEvaluator, type PermissionEvaluator } from "./permissions.ts";
+import { assembleSystem } from "./prompt.ts";
+import { TokenCounter } from "./tokens.ts";
+import { ToolCallIds } from "./tool-call-ids.ts";
+import { applyRegistration, mergeByName } from "./tool-registry.ts";
+import type { Agent, AgentEvent, AgentOptions, ClientTool, Delivery, PermissionRule, ToolOutcome, TurnInput } from "./types.ts";
+
+/** The state that exists only while a turn runs. */
+interface RunningTurn {
+  controller: AbortController;
+  results: PendingMap<ToolOutcome>;
+  approvals: PendingMap<boolean>;
+}
+
+/**
+ * Creates the agent of one session (see `Agent` for the contract). The history given in
+ * `options.history` is restored as-is and must be valid for a provider.
+ */
+export function createAgent(options: AgentOptions): Agent {
+  return new SessionAgent(options);
+}
+
+class SessionAgent implements Agent {
+  readonly #options: AgentOptions;
+  readonly #evaluator: PermissionEvaluator;
+  readonly #tokens = new TokenCounter();
+  readonly #ids: ToolCallIds;
+  #history: ModelMessage[];
+  #tools: ClientTool[];
+  #pendingSystemContext: string | undefined;
+  #turn: RunningTurn | undefined;
+  #disposed = false;
+
+  constructor(options: AgentOptions) {
+    this.#options = options;
+    this.#evaluator = createPermissionEvaluator(options.permissions);
+    this.#history = [...options.history];
+    this.#ids = new ToolCallIds(this.#history);
+    this.#tools = mergeByName([], options.tools);
+  }
+
+  get permissions(): PermissionRule[] {
+    return this.#evaluator.rules.map((r) => ({ ...r }));
+  }
+
+  get maxContextTokens(): number {
+    return this.#options.maxContextTokens;
+  }
+
+  runTurn(input: TurnInput): AsyncIterable<AgentEvent> {
+    if (this.#disposed) throw new RozError("agent_error", "the agent was disposed");
+    if (this.#turn !== undefined) throw new RozError("turn_in_progress");
+    const turn: RunningTurn = { controller: new AbortController(), results: new PendingMap(), approvals: new PendingMap() };
+    this.#turn = turn;
+    const channel = new EventChannel<AgentEvent>(() => turn.controller.abort("the consumer stopped reading"));
+    let completed = false;
+    const emit = (event: AgentEvent): void => {
+      if (completed) return;
+      if (event.type !== "turn_complete") {
+        channel.push(event);
+        return;
+      }
+      // The turn is over before its end is seen: a next runTurn must not race it.
+      completed = true;
+      this.#endTurn(turn);
+      channel.push(event);
+      channel.close();
+    };
+
+    const hasOwnContext = input.systemContext !== undefined && input.systemContext !== "";
+    const systemContext = hasOwnContext ? input.systemContext : this.#pendingSystemContext;
+    if (!hasOwnContext) this.#pendingSystemContext = undefined;
+    const turnTools = input.tools !== undefined && input.tools.length > 0 ? mergeByName([], input.tools) : undefined;
+    const options = this.#options;
+
+    runTurnLoop({
+      input,
+      model: options.model,
+      limits: options.limits,
+      maxContextTokens: options.maxContextTokens,
+      system: assembleSystem({ mode: input.mode, instructions: options.instructions, projectContext: options.projectContext, systemContext }),
+      history: this.#history,
+      tools: () => turnTools ?? this.#tools,
+      evaluator: this.#evaluator,
+      ids: this.#ids,
+      tokens: this.#tokens,
+      results: turn.results,
+      approvals: turn.approvals,
+      signal: turn.controller.signal,
+      emit,
+      publish: (history) => {
+        this.#history = history;
+      },
+      onAgentError: (err) => options.onAgentError?.(err),
+    }).catch((err: unknown) => {
+      // The loop reports its own failures; this only guards against a failing emit path.
+      options.onAgentError?.(err);
+      const now = Date.now();
+      emit({ type: "error", code: "agent_error", message: "the agent failed", retryable: false });
+      emit({
+        type: "turn_complete",
+        messageId: input.messageId,
+        usage: emptyUsage(),
+        stopReason: "error",
+        record: {
+          messageId: input.messageId,
+          userContent: input.content,
+          userContext: input.context,
+          mode: input.mode,
+          assistantText: "",
+          assistantThinking: "",
+          toolCalls: [],
+          usage: emptyUsage(),
+          stopReason: "error",
+          error: { code: "agent_error", message: "the agent failed", retryable: false },
+          compactions: 0,
+          startedAt: now,
+          endedAt: now,
+        },
+      });
+    });
+    return channel;
+  }
+
+  #endTurn(turn: RunningTurn): void {
+    turn.results.cancelAll();
+    turn.approvals.cancelAll();
+    if (this.#turn === turn) this.#turn = undefined;
+  }
+
+  submitToolResult(toolCallId: string, outcome: ToolOutcome): Delivery {
+    const turn = this.#turn;
+    if (turn === undefined) return "no_active_turn";
+    return turn.results.settle(toolCallId, outcome) ? "accepted" : "unknown";
+  }
+
+  decidePermission(toolCallId: string, approved: boolean): Delivery {
+    const turn = this.#turn;
+    if (turn === undefined) return "no_active_turn";
+    return turn.approvals.settle(toolCallId, approved) ? "accepted" : "unknown";
+  }
+
+  cancelTurn(reason: string): void {
+    this.#turn?.controller.abort(reason);
+  }
+
+  registerTools(source: string | undefined, tools: ClientTool[], systemContext?: string): void {
+    this.#tools = applyRegistration(this.#tools, source, tools);
+    if (systemContext !== undefined && systemContext !== "") this.#pendingSystemContext = systemContext;
+  }
+
+  contextTokens(): number {
+    return this.#tokens.messages(this.#history);
+  }
+
+  history(): ModelMessage[] {
+    return structuredClone(this.#history);
+  }
+
+  dispose(): void {
+    this.#disposed = true;
+    const turn = this.#turn;
+    if (turn === undefined) return;
+    turn.controller.abort("the agent was disposed");
+    // Waits end on abort already; this also covers a loop that has not reached them yet.
+    turn.results.cancelAll();
+    turn.approvals.cancelAll();
+  }
+}

@@ -1,0 +1,16 @@
+import type { AgentLimits } from "./types.ts";
+
+/**
+ * The limits of session-behaviour.md §2–§5 when nothing is configured. Frozen: build
+ * per-session limits with `{ ...defaultAgentLimits, ...overrides }`.
+ */
+export const defaultAgentLimits: Readonly<AgentLimits> = Object.freeze({
+  maxCycles: 200,
+  toolErrorLimit: 3,
+  approvalTimeoutMs: 300_000,
+  defaultToolTimeoutMs: 120_000,
+  toolResultMaxTokens: 8_000,
+});
+
+/** `max_context_tokens` when the session configures none. */
+export const defaultMaxContextTokens = 200_000;

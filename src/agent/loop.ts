@@ -1,0 +1,285 @@
+import { RozError } from "../errors/index.ts";
+import type { ModelMessage, ResolvedModel } from "../models/index.ts";
+import { createActivityReporter } from "./activity.ts";
+import { compactHistory } from "./compaction.ts";
+import { callModel, type ModelCallResult } from "./model-call.ts";
+import { observationTools } from "./observe.ts";
+import type { PendingMap } from "./pending.ts";
+import type { PermissionEvaluator } from "./permissions.ts";
+import { buildUserMessage, toolDefinitions } from "./prompt.ts";
+import { MAX_CYCLES_SYSTEM, SUMMARY_SYSTEM, renderTranscript } from "./summary.ts";
+import type { TokenCounter } from "./tokens.ts";
+import type { ToolCallIds } from "./tool-call-ids.ts";
+import { dispatchTools } from "./tool-dispatch.ts";
+import { awaitApprovals, needsApproval, screenCalls, type PlannedCall, type Screening, type Verdict } from "./tool-gate.ts";
+import { assistantMessage, toolResultMessage } from "./turn-messages.ts";
+import { TurnTally } from "./turn-tally.ts";
+import type { AgentEvent, AgentLimits, ClientTool, StopReason, ToolOutcome, TurnInput, TurnRecord } from "./types.ts";
+
+/** Everything one turn needs, fixed for the turn except `tools()` (registrations may land mid-turn). */
+export interface TurnDeps {
+  input: TurnInput;
+  model: ResolvedModel;
+  limits: AgentLimits;
+  maxContextTokens: number;
+  system: string[];
+  /** The history before this turn (valid for a provider). */
+  history: readonly ModelMessage[];
+  /** The tools offered at the next model call. */
+  tools: () => ClientTool[];
+  evaluator: PermissionEvaluator;
+  ids: ToolCallIds;
+  tokens: TokenCounter;
+  results: PendingMap<ToolOutcome>;
+  approvals: PendingMap<boolean>;
+  signal: AbortSignal;
+  emit: (event: AgentEvent) => void;
+  /** Receives the history each time it is valid again (never with an unanswered tool use). */
+  publish: (history: ModelMessage[]) => void;
+  /** Called with the cause of an `agent_error`, for logs. */
+  onAgentError: (error: unknown) => void;
+}
+
+type TurnError = NonNullable<TurnRecord["error"]>;
+/** Observation calls of an OODA cycle, or the model's own calls. */
+type Purpose = "observe" | "act";
+
+/** What the loop does next. */
+type Step =
+  | { kind: "run_again"; observed: boolean }
+  | { kind: "awaiting_approval"; purpose: Purpose; calls: PlannedCall[]; screenings: Screening[] }
+  | { kind: "awaiting_tools"; purpose: Purpose; calls: PlannedCall[]; verdicts: Verdict[] }
+  | { kind: "final"; stopReason: Exclude<StopReason, "cancelled">; error?: TurnError }
+  | { kind: "cancelled" };
+
+/**
+ * Runs one turn to its end and emits all its events, the last being the single
+ * `turn_complete`. Never throws: a failure of the agent itself ends the turn with
+ * `error{agent_error}` + `turn_complete{error}`, with the last valid history kept.
+ */
+export function runTurnLoop(deps: TurnDeps): Promise<void> {
+  return new TurnLoop(deps).run();
+}
+
+class TurnLoop {
+  readonly #deps: TurnDeps;
+  readonly #tally: TurnTally;
+  readonly #activity: ReturnType<typeof createActivityReporter>;
+  #messages: ModelMessage[];
+  #cycles = 0;
+  #failedCycles = 0;
+
+  constructor(deps: TurnDeps) {
+    this.#deps = deps;
+    this.#tally = new TurnTally(deps.input, Date.now());
+    this.#activity = createActivityReporter(deps.emit);
+    const { input, model } = deps;
+    this.#messages = [...deps.history, buildUserMessage(input.content, input.context, model.supportsImages)];
+  }
+
+  async run(): Promise<void> {
+    let step: Step = { kind: "run_again", observed: false };
+    try {
+      this.#publish();
+      while (step.kind !== "final" && step.kind !== "cancelled") step = await this.#next(step);
+    } catch (err) {
+      this.#deps.onAgentError(err);
+      step = { kind: "final", stopReason: "error", error: { code: "agent_error", message: "the agent failed", retryable: false } };
+    }
+    await this.#finish(step);
+  }
+
+  #next(step: Exclude<Step, { kind: "final" | "cancelled" }>): Promise<Step> {
+    switch (step.kind) {
+      case "run_again":
+        return this.#runAgain(step.observed);
+      case "awaiting_approval":
+        return this.#awaitApproval(step);
+      case "awaiting_tools":
+        return this.#awaitTools(step);
+    }
+  }
+
+  async #runAgain(observed: boolean): Promise<Step> {
+    const deps = this.#deps;
+    if (deps.signal.aborted) return { kind: "cancelled" };
+    const tools = deps.tools();
+    if (deps.input.mode === "ooda_re_act" && !observed) {
+      const observe = observationTools(tools);
+      if (observe.length > 0) return this.#plan("observe", observe.map((t) => ({ id: deps.ids.fresh("observe"), name: t.name, parameters: {}, tool: t })));
+    }
+    this.#activity("thinking");
+    await this.#compact();
+    if (deps.signal.aborted) return { kind: "cancelled" };
+    this.#cycles++;
+    const result = await this.#callModel(deps.system, toolDefinitions(tools));
+    return this.#afterModel(result, tools);
+  }
+
+  #callModel(system: string[], tools: ReturnType<typeof toolDefinitions>): Promise<ModelCallResult> {
+    const deps = this.#deps;
+    const messageId = deps.input.messageId;
+    return callModel({
+      model: deps.model,
+      system,
+      messages: this.#messages,
+      tools,
+      maxOutputTokens: deps.limits.maxOutputTokens,
+      signal: deps.signal,
+      onDelta: (kind, text) => deps.emit(kind === "text" ? { type: "text_delta", messageId, text } : { type: "thinking_delta", messageId, text }),
+    }).then((result) => {
+      this.#tally.addModelOutput(result.text, result.thinking, result.usage);
+      return result;
+    });
+  }
+
+  #afterModel(result: ModelCallResult, offered: readonly ClientTool[]): Step {
+    const deps = this.#deps;
+    const byName = new Map(offered.map((t) => [t.name, t]));
+    // Calls of a response cut by the output limit are not run (nor kept): they may be
+    // the reason it ran out, and the turn stops anyway.
+    const truncated = result.end.kind === "complete" && result.finish === "max_tokens";
+    const calls: PlannedCall[] = truncated
+      ? []
+      : result.toolCalls.map((c) => ({ id: deps.ids.claim(c.id), name: c.name, parameters: c.arguments, tool: byName.get(c.name) }));
+    const reply = assistantMessage(result.text, result.thinking, result.thinkingSignature, calls);
+    if (reply !== undefined) this.#messages.push(reply);
+    if (result.end.kind === "aborted") {
+      this.#closeUnrun(calls, "cancelled");
+      return { kind: "cancelled" };
+    }
+    if (result.end.kind === "failed") {
+      this.#closeUnrun(calls, "not run: the model call failed");
+      return { kind: "final", stopReason: "error", error: modelError(result.end.error) };
+    }
+    if (calls.length === 0) {
+      this.#publish();
+      return { kind: "final", stopReason: truncated ? "max_tokens" : "end_turn" };
+    }
+    return this.#plan("act", calls);
+  }
+
+  /** Starts tool calls, appending the assistant message for observation calls we make ourselves. */
+  #plan(purpose: Purpose, calls: PlannedCall[]): Step {
+    if (purpose === "observe") this.#messages.push(assistantMessage("", "", undefined, calls)!);
+    const screenings = screenCalls(calls, this.#deps.evaluator);
+    if (needsApproval(screenings)) return { kind: "awaiting_approval", purpose, calls, screenings };
+    return { kind: "awaiting_tools", purpose, calls, verdicts: screenings as Verdict[] };
+  }
+
+  async #awaitApproval(step: Extract<Step, { kind: "awaiting_approval" }>): Promise<Step> {
+    const deps = this.#deps;
+    const verdicts = await awaitApprovals(step.calls, step.screenings, {
+      approvals: deps.approvals,
+      approvalTimeoutMs: deps.limits.approvalTimeoutMs,
+      signal: deps.signal,
+      onAsk: (id) => this.#activity("waiting_approval", id),
+    });
+    return { kind: "awaiting_tools", purpose: step.purpose, calls: step.calls, verdicts };
+  }
+
+  async #awaitTools(step: Extract<Step, { kind: "awaiting_tools" }>): Promise<Step> {
+    const deps = this.#deps;
+    const done = await dispatchTools(step.calls, step.verdicts, {
+      results: deps.results,
+      signal: deps.signal,
+      defaultTimeoutMs: deps.limits.defaultToolTimeoutMs,
+      resultMaxTokens: deps.limits.toolResultMaxTokens,
+      emit: deps.emit,
+      onRequest: (name) => this.#activity("calling_tool", name),
+    });
+    this.#messages.push(toolResultMessage(done.map((d) => d.result)));
+    this.#tally.addToolCalls(done.map((d) => d.record));
+    this.#publish();
+    if (deps.signal.aborted) return { kind: "cancelled" };
+    if (step.purpose === "observe") return { kind: "run_again", observed: true };
+    this.#failedCycles = done.every((d) => d.result.isError) ? this.#failedCycles + 1 : 0;
+    if (this.#failedCycles >= deps.limits.toolErrorLimit) return { kind: "final", stopReason: "tool_error_limit" };
+    if (this.#cycles >= deps.limits.maxCycles) return this.#closingCall();
+    return { kind: "run_again", observed: false };
+  }
+
+  /** The one tool-free call after `maxCycles`: the model reports where it got to. */
+  async #closingCall(): Promise<Step> {
+    this.#activity("thinking");
+    const result = await this.#callModel([...this.#deps.system, MAX_CYCLES_SYSTEM], []);
+    const reply = assistantMessage(result.text, result.thinking, result.thinkingSignature, []);
+    if (reply !== undefined) this.#messages.push(reply);
+    this.#publish();
+    if (result.end.kind === "aborted") return { kind: "cancelled" };
+    if (result.end.kind === "failed") return { kind: "final", stopReason: "error", error: modelError(result.end.error) };
+    return { kind: "final", stopReason: "max_cycles" };
+  }
+
+  /** Answers tool uses that will never run, so the history stays valid. */
+  #closeUnrun(calls: readonly PlannedCall[], message: string): void {
+    if (calls.length > 0) {
+      const now = Date.now();
+      this.#messages.push(toolResultMessage(calls.map((c) => ({ id: c.id, name: c.name, content: message, isError: true }))));
+      this.#tally.addToolCalls(
+        calls.map((c) => ({ id: c.id, name: c.name, parameters: c.parameters, permission: "cancelled", error: message, startedAt: now, endedAt: now })),
+      );
+    }
+    this.#publish();
+  }
+
+  async #compact(): Promise<void> {
+    const deps = this.#deps;
+    const { messages, applied } = await compactHistory(this.#messages, {
+      maxContextTokens: deps.maxContextTokens,
+      tokens: deps.tokens,
+      summarise: (older) => this.#summarise(older),
+      emit: deps.emit,
+    });
+    if (applied === 0) return;
+    this.#messages = messages;
+    this.#tally.addCompactions(applied);
+    this.#publish();
+  }
+
+  /** The tool-free summary call of compaction; its usage counts for the turn. */
+  async #summarise(older: readonly ModelMessage[]): Promise<string | undefined> {
+    const deps = this.#deps;
+    const transcript = renderTranscript(older, Math.floor(deps.maxContextTokens / 2));
+    const result = await callModel({
+      model: deps.model,
+      system: [SUMMARY_SYSTEM],
+      messages: [{ role: "user", parts: [{ type: "text", text: transcript }] }],
+      tools: [],
+      maxOutputTokens: deps.limits.maxOutputTokens,
+      signal: deps.signal,
+    });
+    this.#tally.addUsage(result.usage);
+    return result.end.kind === "complete" && result.text.trim() !== "" ? result.text.trim() : undefined;
+  }
+
+  async #finish(step: Extract<Step, { kind: "final" | "cancelled" }>): Promise<void> {
+    const deps = this.#deps;
+    const stopReason: StopReason = step.kind === "cancelled" ? "cancelled" : step.stopReason;
+    const error = step.kind === "final" ? step.error : undefined;
+    if (error !== undefined) deps.emit({ type: "error", ...error });
+    if (stopReason !== "cancelled" && stopReason !== "error") {
+      // After-turn compaction runs before turn_complete, so that the record and the
+      // usage of the turn include it and the turn really is over when it is reported.
+      try {
+        await this.#compact();
+      } catch (err) {
+        deps.onAgentError(err);
+      }
+    }
+    this.#activity("idle");
+    const record = this.#tally.build(stopReason, error, Date.now());
+    deps.emit({ type: "turn_complete", messageId: deps.input.messageId, usage: record.usage, stopReason, record });
+  }
+
+  #publish(): void {
+    this.#deps.publish([...this.#messages]);
+  }
+}
+
+/** A failed model call as the client sees it; `retryable` comes from the provider error. */
+function modelError(err: unknown): TurnError {
+  if (err instanceof RozError) return { code: "model_error", message: err.message, retryable: err.retryable };
+  const retryable = typeof err === "object" && err !== null && "retryable" in err && err.retryable === true;
+  return { code: "model_error", message: "the model call failed", retryable };
+}

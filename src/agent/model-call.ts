@@ -1,0 +1,134 @@
+import {
+  addUsage,
+  emptyUsage,
+  type FinishReason,
+  type JsonObject,
+  type ModelEvent,
+  type ModelMessage,
+  type ResolvedModel,
+  type TokenUsage,
+  type ToolDefinition,
+} from "../models/index.ts";
+
+/** A tool call as the provider sent it (its id is made session-unique later). */
+export interface ProviderToolCall {
+  id: string;
+  name: string;
+  arguments: JsonObject;
+}
+
+/** How a model call ended: `failed` carries what the adapter threw. */
+export type ModelCallEnd = { kind: "complete" } | { kind: "aborted" } | { kind: "failed"; error: unknown };
+
+/** Everything one model call produced, also when it was aborted or failed part-way. */
+export interface ModelCallResult {
+  text: string;
+  thinking: string;
+  thinkingSignature?: string;
+  toolCalls: ProviderToolCall[];
+  /** The usage events received, also those before an abort or failure. */
+  usage: TokenUsage;
+  finish?: FinishReason;
+  end: ModelCallEnd;
+}
+
+export interface ModelCallInput {
+  model: ResolvedModel;
+  system: string[];
+  messages: ModelMessage[];
+  tools: ToolDefinition[];
+  maxOutputTokens?: number | undefined;
+  signal: AbortSignal;
+  /** Called for each delta in model order, before the call returns. */
+  onDelta?: (kind: "text" | "thinking", text: string) => void;
+}
+
+const ABORTED = Symbol("aborted");
+
+/**
+ * Streams one model call and collects it. Never throws for the model's sake: a thrown
+ * adapter error is returned as `end.failed`, and an abort as `end.aborted` the moment the
+ * signal fires, even when the adapter is slow to notice (its iterator is then closed in
+ * the background). Errors thrown by `onDelta` propagate: they are the caller's bugs.
+ */
+export async function callModel(input: ModelCallInput): Promise<ModelCallResult> {
+  const result: ModelCallResult = { text: "", thinking: "", toolCalls: [], usage: emptyUsage(), end: { kind: "complete" } };
+  const { signal } = input;
+  if (signal.aborted) return { ...result, end: { kind: "aborted" } };
+
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<typeof ABORTED>((resolve) => {
+    onAbort = () => resolve(ABORTED);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  let iterator: AsyncIterator<ModelEvent> | undefined;
+  try {
+    iterator = input.model.adapter
+      .stream({
+        model: input.model.modelId,
+        system: input.system,
+        messages: input.messages,
+        tools: input.tools,
+        ...(input.maxOutputTokens !== undefined ? { maxOutputTokens: input.maxOutputTokens } : {}),
+        signal,
+      })
+      [Symbol.asyncIterator]();
+    for (;;) {
+      const next = iterator.next();
+      // The race may leave `next` pending; its later rejection must not go unhandled.
+      next.catch(() => undefined);
+      const step = await Promise.race([next, aborted]);
+      if (step === ABORTED) {
+        const it = iterator;
+        iterator = undefined;
+        void Promise.resolve()
+          .then(() => it.return?.())
+          .catch(() => undefined);
+        return { ...result, end: { kind: "aborted" } };
+      }
+      if (step.done === true) break;
+      collect(result, step.value, input.onDelta);
+    }
+    return result;
+  } catch (error) {
+    if (error instanceof DeltaCallbackError) throw error.cause;
+    return { ...result, end: signal.aborted ? { kind: "aborted" } : { kind: "failed", error } };
+  } finally {
+    if (onAbort !== undefined) signal.removeEventListener("abort", onAbort);
+  }
+}
+
+/** Wraps an error of the caller's `onDelta` so it is not mistaken for a model error. */
+class DeltaCallbackError extends Error {}
+
+function collect(result: ModelCallResult, event: ModelEvent, onDelta: ModelCallInput["onDelta"]): void {
+  switch (event.type) {
+    case "text_delta":
+      result.text += event.text;
+      deliver(onDelta, "text", event.text);
+      return;
+    case "thinking_delta":
+      result.thinking += event.text;
+      if (event.signature !== undefined) result.thinkingSignature = event.signature;
+      deliver(onDelta, "thinking", event.text);
+      return;
+    case "tool_call":
+      result.toolCalls.push({ id: event.id, name: event.name, arguments: event.arguments });
+      return;
+    case "usage":
+      result.usage = addUsage(result.usage, event.usage);
+      return;
+    case "finish":
+      result.finish = event.reason;
+      return;
+  }
+}
+
+function deliver(onDelta: ModelCallInput["onDelta"], kind: "text" | "thinking", text: string): void {
+  if (onDelta === undefined || text === "") return;
+  try {
+    onDelta(kind, text);
+  } catch (err) {
+    throw new DeltaCallbackError("onDelta failed", { cause: err });
+  }
+}

@@ -1,0 +1,86 @@
+import type { AgentEvent, ToolCallRecord, ToolOutcome } from "./types.ts";
+import type { PendingMap } from "./pending.ts";
+import type { PlannedCall, Verdict } from "./tool-gate.ts";
+import { toolTimeoutMs } from "./tool-registry.ts";
+import type { ToolResultForModel } from "./turn-messages.ts";
+import { truncateHeadTail } from "./truncate.ts";
+
+/** One call's end: what the model is told, and the stored record (full result text). */
+export interface DispatchedCall {
+  result: ToolResultForModel;
+  record: ToolCallRecord;
+}
+
+export interface DispatchDeps {
+  results: PendingMap<ToolOutcome>;
+  signal: AbortSignal;
+  defaultTimeoutMs: number;
+  /** Token budget of one result for the model (head+tail cut beyond it). */
+  resultMaxTokens: number;
+  emit: (event: AgentEvent) => void;
+  /** Announces a request going out: `activity{calling_tool, detail: name}`. */
+  onRequest: (toolName: string) => void;
+}
+
+/**
+ * Runs the calls of one model response (session-behaviour.md §3). Refused calls send no
+ * request. PURE calls are requested at once; the others one at a time, each only after
+ * the previous one's result (or timeout) — the two groups run side by side. Requests go
+ * out in call order as far as these rules allow, and the results come back in call
+ * order. After the signal aborts no request is sent and open waits end as `cancelled`.
+ */
+export async function dispatchTools(calls: readonly PlannedCall[], verdicts: readonly Verdict[], deps: DispatchDeps): Promise<DispatchedCall[]> {
+  let chain: Promise<unknown> | undefined;
+  const running = calls.map((call, i) => {
+    const verdict = verdicts[i]!;
+    if (!verdict.run) return Promise.resolve(refused(call, verdict));
+    const { permission } = verdict;
+    if (call.tool?.category === "pure") return runOne(call, permission, deps);
+    const next: Promise<DispatchedCall> = chain === undefined ? runOne(call, permission, deps) : chain.then(() => runOne(call, permission, deps));
+    chain = next;
+    return next;
+  });
+  return Promise.all(running);
+}
+
+function refused(call: PlannedCall, verdict: Extract<Verdict, { run: false }>): DispatchedCall {
+  const now = Date.now();
+  return {
+    result: { id: call.id, name: call.name, content: verdict.message, isError: true },
+    record: { id: call.id, name: call.name, parameters: call.parameters, permission: verdict.permission, error: verdict.message, startedAt: now, endedAt: now },
+  };
+}
+
+async function runOne(call: PlannedCall, permission: "allowed" | "approved", deps: DispatchDeps): Promise<DispatchedCall> {
+  const startedAt = Date.now();
+  const base = { id: call.id, name: call.name, parameters: call.parameters, startedAt };
+  const failed = (message: string, perm: ToolCallRecord["permission"]): DispatchedCall => ({
+    result: { id: call.id, name: call.name, content: message, isError: true },
+    record: { ...base, permission: perm, error: message, endedAt: Date.now() },
+  });
+  if (deps.signal.aborted) return failed("cancelled", "cancelled");
+
+  const timeoutMs = toolTimeoutMs(call.tool!, deps.defaultTimeoutMs);
+  // Register the wait before announcing the request: a client may answer at once.
+  const settled = deps.results.wait(call.id, timeoutMs, deps.signal);
+  deps.onRequest(call.name);
+  deps.emit({ type: "tool_request", toolCallId: call.id, toolName: call.name, parameters: call.parameters, timeoutMs });
+  const end = await settled;
+  if (end.kind === "timeout") return failed(`tool timeout after ${timeoutMs}ms`, permission);
+  if (end.kind === "cancelled") return failed("cancelled", permission);
+  const outcome = end.value;
+  return {
+    result: { id: call.id, name: call.name, content: contentForModel(outcome, deps.resultMaxTokens), isError: !outcome.success },
+    record: { ...base, permission, outcome, endedAt: Date.now() },
+  };
+}
+
+/** The result text the model sees: cut head+tail to the budget, with the exit code of a failure. */
+function contentForModel(outcome: ToolOutcome, maxTokens: number): string {
+  let text = outcome.result;
+  if (!outcome.success && outcome.exitCode !== undefined && outcome.exitCode !== 0) {
+    text = text === "" ? `tool failed with exit code ${outcome.exitCode}` : `${text}\n[exit code ${outcome.exitCode}]`;
+  }
+  if (text === "") text = outcome.success ? "(no output)" : "tool failed";
+  return truncateHeadTail(text, maxTokens).text;
+}

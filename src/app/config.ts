@@ -1,0 +1,167 @@
+import { RozError } from "../errors/index.ts";
+
+/** How a setting is parsed; every parser names the variable in its error. */
+type Parser<T> = (raw: string, name: string) => T;
+
+interface Setting<T> {
+  env: string;
+  description: string;
+  /** Shown by `--help`; `undefined` means unset. */
+  defaultText: string;
+  parse: Parser<T>;
+  default: T;
+}
+
+const fail = (name: string, message: string): never => {
+  throw new RozError("config_invalid", `${name}: ${message}`);
+};
+
+const str: Parser<string> = (raw) => raw;
+const optStr: Parser<string | undefined> = (raw) => (raw === "" ? undefined : raw);
+const int =
+  (min: number, max: number): Parser<number> =>
+  (raw, name) => {
+    if (!/^\d+$/.test(raw.trim())) return fail(name, `expected a whole number, got "${raw}"`);
+    const n = Number(raw.trim());
+    if (n < min || n > max) return fail(name, `must be between ${min} and ${max}, got ${n}`);
+    return n;
+  };
+const bool: Parser<boolean> = (raw, name) => {
+  const v = raw.trim().toLowerCase();
+  if (["1", "true", "yes", "on"].includes(v)) return true;
+  if (["0", "false", "no", "off", ""].includes(v)) return false;
+  return fail(name, `expected true or false, got "${raw}"`);
+};
+const oneOf =
+  <T extends string>(...values: T[]): Parser<T> =>
+  (raw, name) =>
+    (values as string[]).includes(raw.trim()) ? (raw.trim() as T) : fail(name, `expected one of ${values.join(", ")}, got "${raw}"`);
+const list: Parser<string[]> = (raw) =>
+  raw
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+const bytes: Parser<number> = (raw, name) => {
+  const m = /^(\d+)\s*(b|kib|kb|mib|mb|gib|gb)?$/i.exec(raw.trim());
+  if (!m) return fail(name, `expected a size such as 4194304 or 4MiB, got "${raw}"`);
+  const unit = (m[2] ?? "b").toLowerCase();
+  const mult = unit.startsWith("k") ? 1024 : unit.startsWith("m") ? 1024 ** 2 : unit.startsWith("g") ? 1024 ** 3 : 1;
+  const n = Number(m[1]) * mult;
+  if (n < 1024) return fail(name, `must be at least 1 KiB, got ${n} bytes`);
+  return n;
+};
+
+const setting = <T>(env: string, def: T, parse: Parser<T>, description: string, defaultText?: string): Setting<T> => ({
+  env,
+  description,
+  default: def,
+  parse,
+  defaultText: defaultText ?? (def === undefined ? "unset" : Array.isArray(def) ? def.join(",") || "none" : String(def)),
+});
+
+/**
+ * Every setting of the server, in one table: the names are fixed (DESIGN.md), clients and
+ * operators script against them. `--help` prints this table.
+ */
+export const settings = {
+  host: setting("ROZ_HOST", "127.0.0.1", str, "address the one port listens on"),
+  port: setting("ROZ_PORT", 8080, int(0, 65535), "the one port: HTTP/2 (h2c or TLS) and HTTP/1.1"),
+  dataDir: setting("ROZ_DATA_DIR", "./data", str, "folder of the embedded store and other local state"),
+  tlsCert: setting("ROZ_TLS_CERT", undefined, optStr, "PEM certificate file: serve TLS with ALPN h2 + http/1.1"),
+  tlsKey: setting("ROZ_TLS_KEY", undefined, optStr, "PEM private key file (with ROZ_TLS_CERT)"),
+  defaultModel: setting(
+    "ROZ_DEFAULT_MODEL",
+    undefined,
+    optStr,
+    "model for sessions that name none (provider/model)",
+    "first provider's default, else scripted/default",
+  ),
+  openaiApiKey: setting("OPENAI_API_KEY", undefined, optStr, "configures provider `openai`"),
+  openaiBaseURL: setting("OPENAI_BASE_URL", undefined, optStr, "base URL of provider `openai` (any OpenAI-compatible endpoint)"),
+  openaiApi: setting(
+    "ROZ_OPENAI_API",
+    undefined,
+    (raw, name) => (raw === "" ? undefined : oneOf("chat", "responses")(raw, name)),
+    "API of provider `openai`: chat or responses",
+    "responses on api.openai.com, else chat",
+  ),
+  providersFile: setting("ROZ_PROVIDERS_FILE", undefined, optStr, "JSON/YAML file with more providers and aliases"),
+  auth: setting("ROZ_AUTH", "required", oneOf("required", "disabled"), "required or disabled (open with a warning on loopback until a key exists)"),
+  allowOpenNonLoopback: setting(
+    "ROZ_ALLOW_OPEN_NON_LOOPBACK",
+    false,
+    bool,
+    "allow ROZ_AUTH=disabled on a non-loopback address",
+  ),
+  databaseUrl: setting("DATABASE_URL", undefined, optStr, "PostgreSQL instead of the embedded store"),
+  natsUrl: setting("NATS_URL", undefined, optStr, "NATS for the event bus and multi-node routing"),
+  corsOrigins: setting("ROZ_CORS_ORIGINS", [] as string[], list, "comma-separated origins allowed for browser clients"),
+  maxMessageBytes: setting("ROZ_MAX_MESSAGE_BYTES", 4 * 1024 * 1024, bytes, "largest request message (RPC) and REST body", "4MiB"),
+  maxConcurrentStreams: setting("ROZ_MAX_CONCURRENT_STREAMS", 1000, int(1, 1_000_000), "HTTP/2 streams per connection"),
+  shutdownGraceMs: setting("ROZ_SHUTDOWN_GRACE_MS", 10_000, int(0, 600_000), "how long shutdown waits for open streams"),
+  http2PingIntervalMs: setting("ROZ_HTTP2_PING_INTERVAL_MS", 30_000, int(0, 3_600_000), "HTTP/2 keepalive PING interval (0 = off)"),
+  keepaliveIntervalMs: setting("ROZ_KEEPALIVE_INTERVAL_MS", 15_000, int(100, 3_600_000), "Keepalive message interval on session streams"),
+  logLevel: setting("ROZ_LOG_LEVEL", "info", oneOf("fatal", "error", "warn", "info", "debug", "trace", "silent"), "log level"),
+  maxContextTokens: setting("ROZ_MAX_CONTEXT_TOKENS", 200_000, int(1000, 10_000_000), "default StartSession.max_context_tokens"),
+  maxCycles: setting("ROZ_MAX_CYCLES", 200, int(1, 100_000), "model cycles per turn"),
+  toolErrorLimit: setting("ROZ_TOOL_ERROR_LIMIT", 3, int(1, 1000), "consecutive all-failed tool cycles before tool_error_limit"),
+  approvalTimeoutMs: setting("ROZ_APPROVAL_TIMEOUT_MS", 300_000, int(100, 86_400_000), "how long a require_confirmation call waits"),
+  defaultToolTimeoutMs: setting("ROZ_TOOL_TIMEOUT_MS", 120_000, int(100, 86_400_000), "tool timeout when ToolSchema.timeout_ms is 0"),
+  toolResultMaxTokens: setting("ROZ_TOOL_RESULT_MAX_TOKENS", 8_000, int(100, 1_000_000), "tool result budget shown to the model"),
+  permissionRules: setting(
+    "ROZ_PERMISSION_RULES",
+    undefined,
+    optStr,
+    "JSON list of default permission rules [{tool_pattern, policy, reason?}]",
+  ),
+  detachGraceMs: setting("ROZ_DETACH_GRACE_MS", 600_000, int(0, 86_400_000), "how long a detached session stays resumable"),
+  eventRetention: setting("ROZ_EVENT_RETENTION", 10_000, int(0, 10_000_000), "session events kept per session for resume"),
+  rateLimitPerMinute: setting("ROZ_RATE_LIMIT_PER_MINUTE", 600, int(0, 10_000_000), "REST requests per key per minute (0 = off)"),
+  sessionRateLimitPerMinute: setting(
+    "ROZ_SESSION_RATE_LIMIT_PER_MINUTE",
+    60,
+    int(0, 10_000_000),
+    "sessions started per key per minute (0 = off)",
+  ),
+  nodeId: setting("ROZ_NODE_ID", undefined, optStr, "this node's id in a cluster", "hostname-pid"),
+} as const;
+
+type Settings = typeof settings;
+export type Config = { [K in keyof Settings]: Settings[K]["default"] };
+
+/**
+ * Reads and validates every setting from `env`. Throws a RozError (`config_invalid`)
+ * whose message names the variable.
+ */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const out: Record<string, unknown> = {};
+  for (const [key, s] of Object.entries(settings) as [string, Setting<unknown>][]) {
+    const raw = env[s.env];
+    out[key] = raw === undefined ? s.default : s.parse(raw, s.env);
+  }
+  const config = out as Config;
+  if ((config.tlsCert === undefined) !== (config.tlsKey === undefined)) {
+    fail(config.tlsCert === undefined ? "ROZ_TLS_CERT" : "ROZ_TLS_KEY", "ROZ_TLS_CERT and ROZ_TLS_KEY must be set together");
+  }
+  return config;
+}
+
+/** The `--help` text: every variable with its default. */
+export function helpText(): string {
+  const rows = Object.values(settings) as Setting<unknown>[];
+  const width = Math.max(...rows.map((r) => r.env.length));
+  return [
+    "roz — agent-session server (roz.v1.AgentService + REST on one port)",
+    "",
+    "usage: roz [--help]                      run the server",
+    "       roz keys create --tenant NAME [--scopes s1,s2] [--name LABEL]",
+    "",
+    "configuration (environment variables):",
+    ...rows.map((r) => `  ${r.env.padEnd(width)}  ${r.description} (default: ${r.defaultText})`),
+  ].join("\n");
+}
+
+/** Loopback addresses: where an open (key-less) server is tolerated. */
+export function isLoopback(host: string): boolean {
+  return host === "localhost" || host === "::1" || host.startsWith("127.") || host === "[::1]";
+}

@@ -1,0 +1,52 @@
+/**
+ * The `roz` command: runs the server, or a sub-command (`roz keys create …`).
+ * Configuration comes from the environment (see `--help`).
+ */
+import { createApp } from "./app/app.ts";
+import { helpText, loadConfig } from "./app/config.ts";
+import { RozError } from "./errors/index.ts";
+
+async function main(argv: string[]): Promise<number> {
+  if (argv.includes("--help") || argv.includes("-h")) {
+    console.log(helpText());
+    return 0;
+  }
+  if (argv.length > 0) {
+    console.error(`roz: unknown command "${argv.join(" ")}"\n\n${helpText()}`);
+    return 2;
+  }
+  const config = loadConfig();
+  const app = await createApp(config);
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    app.fastify.log.info({ signal, graceMs: config.shutdownGraceMs }, "shutting down");
+    app.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        app.fastify.log.error({ err }, "shutdown failed");
+        process.exit(1);
+      },
+    );
+  };
+  process.once("SIGTERM", () => stop("SIGTERM"));
+  process.once("SIGINT", () => stop("SIGINT"));
+  const url = await app.listen();
+  app.fastify.log.info({ url, defaultModel: app.models.defaultModel }, `roz listening on ${url}`);
+  return -1;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (err: unknown) => {
+    if (err instanceof RozError) {
+      console.error(`roz: ${err.message}`);
+      process.exit(2);
+    }
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,2 @@
+export * from "./types.ts";
+export { ModelError } from "./model-error.ts";

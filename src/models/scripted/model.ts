@@ -1,0 +1,151 @@
+import { abortError, sleep } from "../abort.ts";
+import { ModelError } from "../model-error.ts";
+import { generatedCallId } from "../tool-arguments.ts";
+import { emptyUsage, type FinishReason, type ModelAdapter, type ModelEvent, type ModelRequest, type TokenUsage } from "../types.ts";
+import { inlineScriptText, latestUserText, parseScript, ScriptError, type Script, type ScriptStep } from "./script.ts";
+
+/** The model name of the built-in echo (also what `scripted` falls back to). */
+export const defaultScriptedModel = "default";
+
+/**
+ * The `scripted` provider: a model double that needs no network and no key. It is the
+ * offline default and what tests and client developers use to get exact, repeatable
+ * model behaviour through the real session machinery. See `README.md` next to this file.
+ *
+ * Which script plays, for a request:
+ * 1. an inline script in the latest user text message (`script: {…}` or a ```script fence);
+ * 2. else the named script `request.model` from the providers file;
+ * 3. else (model `default`) the echo: a little thinking, then `You said: <text>`.
+ *
+ * The call index k is the number of assistant messages after that user message, so the
+ * provider keeps no state: the k-th call plays `responses[k]`, and calls beyond the last
+ * response answer an empty `end_turn`. Steps run in order; `delay_ms` waits (abortable),
+ * `error` throws a ModelError with the given `retryable`/`status` (no retries are made
+ * here, so clients see it at once). Usage is the script's, else estimated at about four
+ * characters per token.
+ */
+export class ScriptedModel implements ModelAdapter {
+  readonly provider: string;
+  readonly #scripts: ReadonlyMap<string, Script>;
+
+  constructor(options: { provider?: string; scripts?: Record<string, Script> } = {}) {
+    this.provider = options.provider ?? "scripted";
+    this.#scripts = new Map(Object.entries(options.scripts ?? {}));
+  }
+
+  /** The model ids this provider answers to: `default` and every named script. */
+  models(): string[] {
+    return [...new Set([defaultScriptedModel, ...this.#scripts.keys()])];
+  }
+
+  stream(request: ModelRequest): AsyncIterable<ModelEvent> {
+    return this.#play(request);
+  }
+
+  async *#play(request: ModelRequest): AsyncGenerator<ModelEvent, void, undefined> {
+    const { signal } = request;
+    if (signal.aborted) throw abortError(signal);
+    const { steps, usage } = this.#choose(request);
+    const inputTokens = estimateTokens(requestChars(request));
+    let outputChars = 0;
+    let reportedUsage = false;
+    let toolCalls = 0;
+    let finish: FinishReason | undefined;
+
+    for (const step of steps) {
+      if (signal.aborted) throw abortError(signal);
+      if ("text" in step || "thinking" in step) {
+        const isText = "text" in step;
+        const text = isText ? step.text : step.thinking;
+        outputChars += text.length;
+        for (const piece of pieces(text)) {
+          if (signal.aborted) throw abortError(signal);
+          yield isText ? { type: "text_delta", text: piece } : { type: "thinking_delta", text: piece };
+        }
+      } else if ("tool_call" in step) {
+        const args = step.tool_call.arguments;
+        outputChars += step.tool_call.name.length + JSON.stringify(args).length;
+        toolCalls++;
+        yield { type: "tool_call", id: step.tool_call.id ?? generatedCallId(), name: step.tool_call.name, arguments: args };
+      } else if ("usage" in step) {
+        reportedUsage = true;
+        yield { type: "usage", usage: { ...emptyUsage(), ...step.usage } };
+      } else if ("delay_ms" in step) {
+        await sleep(step.delay_ms, signal);
+      } else if ("error" in step) {
+        throw new ModelError(step.error.message, {
+          retryable: step.error.retryable,
+          ...(step.error.status !== undefined ? { status: step.error.status } : {}),
+        });
+      } else {
+        finish = step.finish;
+        break;
+      }
+    }
+
+    if (signal.aborted) throw abortError(signal);
+    if (!reportedUsage) {
+      const estimated: TokenUsage = { ...emptyUsage(), inputTokens, outputTokens: estimateTokens(outputChars) };
+      yield { type: "usage", usage: { ...estimated, ...usage } };
+    }
+    yield { type: "finish", reason: finish ?? (toolCalls > 0 ? "tool_use" : "end_turn") };
+  }
+
+  /** The steps of this call and the script's default usage (see the class comment). */
+  #choose(request: ModelRequest): { steps: ScriptStep[]; usage?: Partial<TokenUsage> } {
+    const latest = latestUserText(request.messages);
+    const call = latest ? request.messages.slice(latest.index + 1).filter((m) => m.role === "assistant").length : 0;
+    const inline = latest ? inlineScriptText(latest.text) : undefined;
+    const script = inline !== undefined ? parseInline(inline) : this.#scripts.get(request.model);
+    if (script) return { steps: script.responses[call] ?? [], ...(script.usage ? { usage: script.usage } : {}) };
+    if (request.model !== defaultScriptedModel) {
+      throw new ModelError(`scripted model "${request.model}" has no script`, { retryable: false, status: 404 });
+    }
+    return { steps: echoSteps(latest) };
+  }
+}
+
+function parseInline(json: string): Script {
+  try {
+    return parseScript(JSON.parse(json) as unknown, "script");
+  } catch (err) {
+    const reason = err instanceof ScriptError || err instanceof SyntaxError ? err.message : String(err);
+    throw new ModelError(`invalid inline script: ${reason}`, { retryable: false, status: 400, cause: err });
+  }
+}
+
+function echoSteps(latest: ReturnType<typeof latestUserText>): ScriptStep[] {
+  const text = latest?.text.trim() ?? "";
+  const images = latest?.message.parts.filter((p) => p.type === "image").length ?? 0;
+  const attached = images > 0 ? ` (with ${images} image${images === 1 ? "" : "s"})` : "";
+  return [
+    { thinking: `The user wrote ${text.length} characters${attached}. I will echo them back.` },
+    { text: text === "" ? `You said nothing${attached}.` : `You said: ${text}${attached}` },
+  ];
+}
+
+/** Text as a stream of small deltas (a word and its trailing space each), like a real model. */
+function pieces(text: string): string[] {
+  return text.match(/\s*\S+\s*|\s+/g) ?? [];
+}
+
+/** Rough token count (~4 characters per token): good enough for budgets and tests. */
+export function estimateTokens(chars: number): number {
+  return Math.ceil(chars / 4);
+}
+
+/** Characters the provider would read; an image counts as a typical small image (~340 tokens). */
+function requestChars(request: ModelRequest): number {
+  let chars = request.system.reduce((n, s) => n + s.length, 0);
+  for (const tool of request.tools) chars += tool.name.length + tool.description.length + JSON.stringify(tool.parameters).length;
+  for (const message of request.messages) {
+    for (const part of message.parts) {
+      if (part.type === "text") chars += part.text.length;
+      else if (part.type === "thinking") chars += part.thinking.length;
+      else if (part.type === "tool_use") chars += part.name.length + JSON.stringify(part.input).length;
+      else if (part.type === "tool_result") chars += part.content.length;
+      else chars += 340 * 4;
+    }
+  }
+  return chars;
+}

@@ -1,0 +1,24 @@
+import type { JsonObject, ModelEvent } from "./types.ts";
+
+/**
+ * Builds the `tool_call` event from the raw argument text a model streamed. Empty text
+ * means no arguments (`{}`); text that is not a JSON object yields `{}` plus
+ * `invalidArguments`, so one malformed call from a small model does not fail the turn.
+ */
+export function toolCallEvent(id: string, name: string, raw: string): Extract<ModelEvent, { type: "tool_call" }> {
+  if (raw.trim() === "") return { type: "tool_call", id, name, arguments: {} };
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) {
+      return { type: "tool_call", id, name, arguments: parsed as JsonObject };
+    }
+  } catch {
+    // fall through: reported as invalid below
+  }
+  return { type: "tool_call", id, name, arguments: {}, invalidArguments: raw };
+}
+
+/** An id for a tool call the provider sent without one (some local servers do). */
+export function generatedCallId(): string {
+  return `call_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`;
+}

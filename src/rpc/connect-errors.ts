@@ -1,0 +1,42 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import { type ErrorCode, RozError } from "../errors/index.ts";
+
+const codes: Record<ErrorCode, Code> = {
+  canceled: Code.Canceled,
+  unknown: Code.Unknown,
+  invalid_argument: Code.InvalidArgument,
+  deadline_exceeded: Code.DeadlineExceeded,
+  not_found: Code.NotFound,
+  already_exists: Code.AlreadyExists,
+  permission_denied: Code.PermissionDenied,
+  resource_exhausted: Code.ResourceExhausted,
+  failed_precondition: Code.FailedPrecondition,
+  aborted: Code.Aborted,
+  out_of_range: Code.OutOfRange,
+  unimplemented: Code.Unimplemented,
+  internal: Code.Internal,
+  unavailable: Code.Unavailable,
+  data_loss: Code.DataLoss,
+  unauthenticated: Code.Unauthenticated,
+};
+
+/** The gRPC status for a RozError; the cause stays out of the message. */
+export function toConnectError(err: RozError): ConnectError {
+  return new ConnectError(err.message, codes[err.code]);
+}
+
+/** Errors the Connect runtime raised while reading a request, as RozErrors. */
+export function fromConnectError(err: unknown): RozError {
+  if (err instanceof RozError) return err;
+  const ce = ConnectError.from(err);
+  switch (ce.code) {
+    case Code.ResourceExhausted:
+      return new RozError("message_too_large", ce.rawMessage);
+    case Code.InvalidArgument:
+      return new RozError("malformed_message", ce.rawMessage);
+    case Code.Unauthenticated:
+      return new RozError("unauthenticated", ce.rawMessage);
+    default:
+      return new RozError("internal", undefined, { cause: err });
+  }
+}

@@ -1,0 +1,13 @@
+import { createContextKey } from "@connectrpc/connect";
+import type { Principal } from "../session/index.ts";
+
+/** What the transport tells a handler about the raw request (set in `src/app`). */
+export interface RawRequestInfo {
+  /** True once the peer reset the stream or the connection broke. */
+  aborted(): boolean;
+}
+
+export const rawRequestKey = createContextKey<RawRequestInfo | undefined>(undefined, { description: "raw request info" });
+
+/** Resolves the bearer credentials of an RPC; throws RozError("unauthenticated"). */
+export type RpcAuthenticator = (authorization: string | null, scope: string) => Promise<Principal>;

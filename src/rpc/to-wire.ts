@@ -1,0 +1,112 @@
+import { create, type JsonObject as PbJsonObject } from "@bufbuild/protobuf";
+import type { PermissionRule } from "../agent/index.ts";
+import type { TokenUsage } from "../models/index.ts";
+import type { SequencedEvent, SessionEvent } from "../session/index.ts";
+import {
+  type PermissionRule as PbPermissionRule,
+  PermissionRuleSchema,
+  type SessionResponse,
+  SessionResponseSchema,
+  TokenUsageSchema,
+} from "../gen/roz/v1/agent_pb.js";
+
+const u32 = (n: number): number => Math.max(0, Math.min(0xffffffff, Math.round(n)));
+
+export const usageToWire = (u: TokenUsage) =>
+  create(TokenUsageSchema, {
+    inputTokens: u32(u.inputTokens),
+    outputTokens: u32(u.outputTokens),
+    cacheReadTokens: u32(u.cacheReadTokens),
+    cacheCreationTokens: u32(u.cacheCreationTokens),
+  });
+
+export const ruleToWire = (r: PermissionRule): PbPermissionRule =>
+  create(PermissionRuleSchema, {
+    toolPattern: r.toolPattern,
+    policy: r.policy,
+    ...(r.category !== undefined ? { category: r.category } : {}),
+    ...(r.reason !== undefined ? { reason: r.reason } : {}),
+  });
+
+type ResponseCase = SessionResponse["response"];
+
+function responseOf(event: SessionEvent): ResponseCase {
+  switch (event.type) {
+    case "session_started":
+      return {
+        case: "sessionStarted",
+        value: { $typeName: "roz.v1.SessionStarted", sessionId: event.sessionId, model: event.model, permissions: event.permissions.map(ruleToWire) },
+      };
+    case "text_delta":
+      return { case: "textDelta", value: { $typeName: "roz.v1.TextDelta", messageId: event.messageId, content: event.text } };
+    case "thinking_delta":
+      return { case: "thinkingDelta", value: { $typeName: "roz.v1.ThinkingDelta", messageId: event.messageId, content: event.text } };
+    case "tool_request":
+      return {
+        case: "toolRequest",
+        value: {
+          $typeName: "roz.v1.ToolRequest",
+          toolCallId: event.toolCallId,
+          toolName: event.toolName,
+          parameters: event.parameters as PbJsonObject,
+          timeoutMs: u32(event.timeoutMs),
+        },
+      };
+    case "activity":
+      return {
+        case: "activityUpdate",
+        value: {
+          $typeName: "roz.v1.ActivityUpdate",
+          state: event.state,
+          detail: event.detail,
+          ...(event.progress !== undefined ? { progress: event.progress } : {}),
+        },
+      };
+    case "context_compacted":
+      return {
+        case: "contextCompacted",
+        value: {
+          $typeName: "roz.v1.ContextCompacted",
+          level: event.level,
+          messagesBefore: u32(event.messagesBefore),
+          messagesAfter: u32(event.messagesAfter),
+          tokensBefore: u32(event.tokensBefore),
+          tokensAfter: u32(event.tokensAfter),
+          ...(event.summary !== undefined ? { summary: event.summary } : {}),
+        },
+      };
+    case "error":
+    case "session_error":
+      return {
+        case: "error",
+        value: { $typeName: "roz.v1.SessionError", code: event.code, message: event.message, retryable: event.retryable },
+      };
+    case "turn_complete":
+      return {
+        case: "turnComplete",
+        value: { $typeName: "roz.v1.TurnComplete", messageId: event.messageId, usage: usageToWire(event.usage), stopReason: event.stopReason },
+      };
+    case "keepalive":
+      return {
+        case: "keepalive",
+        value: {
+          $typeName: "roz.v1.Keepalive",
+          ...(event.tokensUsed !== undefined ? { tokensUsed: u32(event.tokensUsed) } : {}),
+          ...(event.tokensMax !== undefined ? { tokensMax: u32(event.tokensMax) } : {}),
+        },
+      };
+    case "pong":
+      return { case: "pong", value: { $typeName: "roz.v1.Pong" } };
+    case "presence":
+      return { case: "presenceHint", value: { $typeName: "roz.v1.PresenceHint", level: event.level, reason: event.reason } };
+    default: {
+      const unreachable: never = event;
+      throw new Error(`unmapped session event ${JSON.stringify(unreachable)}`);
+    }
+  }
+}
+
+/** Maps one numbered session event to its `SessionResponse`. */
+export function responseToWire({ seq, event }: SequencedEvent): SessionResponse {
+  return create(SessionResponseSchema, { seq: BigInt(seq), response: responseOf(event) });
+}

@@ -1,0 +1,6 @@
+export { AsyncQueue } from "./async-queue.ts";
+export type * from "./ports.ts";
+export { Session } from "./session.ts";
+export { SessionRegistry } from "./session-registry.ts";
+export { SessionStream, type StreamItem } from "./session-stream.ts";
+export type * from "./types.ts";

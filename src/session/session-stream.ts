@@ -1,0 +1,271 @@
+import { randomUUID } from "node:crypto";
+import type { AgentMode } from "../agent/index.ts";
+import { RozError } from "../errors/index.ts";
+import { AsyncQueue } from "./async-queue.ts";
+import type { Principal, SessionDeps } from "./ports.ts";
+import { Session } from "./session.ts";
+import type { SessionRegistry } from "./session-registry.ts";
+import type { SequencedEvent, SessionCommand, SessionErrorCode, SessionEvent, StartCommand } from "./types.ts";
+
+/** What a stream yields: numbered events, then possibly a fatal error that ends the RPC. */
+export type StreamItem = { kind: "event"; item: SequencedEvent } | { kind: "fatal"; error: RozError };
+
+const modes: Record<string, AgentMode> = {
+  "": "react",
+  react: "react",
+  ooda_re_act: "ooda_re_act",
+  ooda: "ooda_re_act",
+  ooda_react: "ooda_re_act",
+};
+
+const sessionCodes = new Set<string>([
+  "unauthenticated", "invalid_argument", "not_found", "model_unavailable", "already_started", "no_session",
+  "turn_in_progress", "no_active_turn", "unknown_tool_call", "model_error", "agent_error", "resource_exhausted", "internal",
+]);
+
+/** The §8 code for an error: session reasons as they are, others by their status code. */
+export function sessionErrorCode(error: RozError): SessionErrorCode {
+  if (sessionCodes.has(error.reason)) return error.reason as SessionErrorCode;
+  if (sessionCodes.has(error.code)) return error.code as SessionErrorCode;
+  return "internal";
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The state machine of one StreamSession call (session-behaviour.md §1–§2): commands in,
+ * ordered items out through `output`. Before `start`, stream-local answers (pong,
+ * errors) carry sequence 0; after it, every event is numbered by the session.
+ */
+export class SessionStream {
+  readonly output: AsyncIterable<StreamItem>;
+  readonly #queue = new AsyncQueue<StreamItem>();
+  readonly #deps: SessionDeps;
+  readonly #registry: SessionRegistry;
+  readonly #principal: Principal;
+  #session: Session | undefined;
+  #keepalive: NodeJS.Timeout | undefined;
+  #closed = false;
+
+  constructor(
+    deps: SessionDeps,
+    registry: SessionRegistry,
+    principal: Principal,
+  ) {
+    this.#deps = deps;
+    this.#registry = registry;
+    this.#principal = principal;
+    this.output = this.#queue;
+    this.#keepalive = setInterval(() => this.#sendKeepalive(), deps.keepaliveIntervalMs);
+  }
+
+  /** Handles one client message. The caller awaits each before reading the next. */
+  async handle(command: SessionCommand): Promise<void> {
+    if (this.#closed) return;
+    const session = this.#session;
+    if (command.type === "ping") return this.#send({ type: "pong" });
+    if (!session) return this.#beforeStart(command);
+    switch (command.type) {
+      case "start":
+        return this.#error("already_started", "the session has already started");
+      case "user_message": {
+        if (session.turnRunning) return this.#error("turn_in_progress", "a turn is already running; wait for turn_complete or cancel it");
+        const mode = modes[command.aiMode ?? ""];
+        if (!mode) return this.#error("invalid_argument", `unknown ai_mode "${command.aiMode}": use react or ooda_re_act`);
+        session.startTurn({
+          messageId: command.messageId || randomUUID(),
+          content: command.content,
+          context: command.context,
+          mode,
+          ...(command.tools ? { tools: command.tools } : {}),
+          ...(command.systemContext !== undefined ? { systemContext: command.systemContext } : {}),
+        });
+        return;
+      }
+      case "tool_result": {
+        const delivery = session.agent.submitToolResult(command.toolCallId, command.outcome);
+        if (delivery === "no_active_turn") return this.#error("no_active_turn", "no turn is running");
+        if (delivery === "unknown") return this.#error("unknown_tool_call", `no open tool call "${command.toolCallId}"`);
+        return;
+      }
+      case "permission_decision": {
+        const delivery = session.agent.decidePermission(command.toolCallId, command.approved);
+        if (delivery === "no_active_turn") return this.#error("no_active_turn", "no turn is running");
+        if (delivery === "unknown") return this.#error("unknown_tool_call", `no tool call "${command.toolCallId}" is waiting for approval`);
+        return;
+      }
+      case "cancel_turn":
+        session.agent.cancelTurn(command.reason || "cancelled by client");
+        return;
+      case "cancel_session":
+        await this.#endSession("cancelled", command.reason || "cancelled by client");
+        return this.close();
+      case "register_tools":
+        session.agent.registerTools(command.source || undefined, command.tools, command.systemContext);
+        return;
+      case "feedback":
+        return this.#feedback(session, command.messageId, command.rating);
+      case "unsupported":
+        return;
+    }
+  }
+
+  #beforeStart(command: Exclude<SessionCommand, { type: "ping" }>): Promise<void> | void {
+    switch (command.type) {
+      case "start":
+        return this.#start(command);
+      case "user_message":
+      case "tool_result":
+      case "register_tools":
+        return this.#error("no_session", "send start before " + command.type);
+      case "cancel_session":
+        return this.close();
+      default:
+        return; // §1: everything else is ignored before start
+    }
+  }
+
+  async #start(command: StartCommand): Promise<void> {
+    try {
+      if (!this.#deps.allowSessionStart(this.#principal)) {
+        throw new RozError("resource_exhausted", "too many sessions started; retry later");
+      }
+      if (command.environmentId !== "" && !UUID.test(command.environmentId)) {
+        throw new RozError("invalid_argument", `environment_id "${command.environmentId}" is not a UUID`);
+      }
+      if (command.maxContextTokens !== undefined && command.maxContextTokens < 1000) {
+        throw new RozError("invalid_argument", "max_context_tokens must be at least 1000");
+      }
+      const environment = await this.#deps.persistence.resolveEnvironment(this.#principal.tenantId, command.environmentId);
+      if (!environment) throw new RozError("not_found", `environment "${command.environmentId}" not found`);
+      const wanted = command.model || environment.defaultModel || undefined;
+      const model = this.#deps.models.resolve(wanted);
+      if (!model) throw new RozError("model_unavailable", `model "${wanted}" is not configured on this server`);
+      const id = randomUUID();
+      await this.#deps.persistence.createSession({
+        id,
+        tenantId: this.#principal.tenantId,
+        environmentId: environment.id,
+        model: model.name,
+        ...(command.hostId ? { hostId: command.hostId } : {}),
+      });
+      const agent = this.#deps.createAgent({
+        model,
+        tools: command.tools,
+        history: command.history,
+        projectContext: command.projectContext,
+        ...(environment.instructions ? { instructions: environment.instructions } : {}),
+        maxContextTokens: command.maxContextTokens ?? model.contextWindow ?? this.#deps.defaultMaxContextTokens,
+        permissions: [...environment.permissionRules, ...this.#deps.defaultPermissions],
+        limits: this.#deps.limits,
+      });
+      const session = new Session({ id, principal: this.#principal, model: model.name, agent, deps: this.#deps });
+      this.#session = session;
+      this.#registry.add(session);
+      session.attach((item) => this.#queue.push({ kind: "event", item }));
+      session.emit({ type: "session_started", sessionId: id, model: model.name, permissions: agent.permissions });
+    } catch (err) {
+      const error = err instanceof RozError ? err : new RozError("internal", undefined, { cause: err });
+      if (error.reason === "internal") this.#deps.log.error({ err }, "session start failed");
+      this.#deps.metrics.error(error.reason);
+      this.#sendError(sessionErrorCode(error), error.message, error.retryable);
+      this.#queue.push({ kind: "fatal", error });
+      this.close();
+    }
+  }
+
+  /** A request that could not be decoded: reported in-band, the stream goes on. */
+  rejectRequest(error: RozError): void {
+    this.#error(sessionErrorCode(error), error.message);
+  }
+
+  /** A fatal stream error (malformed bytes, size limit): report it and end the session. */
+  async fail(error: RozError): Promise<void> {
+    if (this.#closed) return;
+    this.#sendError(sessionErrorCode(error), error.message, error.retryable);
+    this.#queue.push({ kind: "fatal", error });
+    const session = this.#session;
+    this.#session = undefined;
+    this.close();
+    if (session) {
+      await session.end("error", error.message);
+      this.#registry.remove(session);
+    }
+  }
+
+  async #feedback(session: Session, messageId: string, rating: string): Promise<void> {
+    if (messageId === "" || rating === "") return this.#error("invalid_argument", "feedback needs message_id and rating");
+    try {
+      await this.#deps.persistence.putFeedback(this.#principal.tenantId, session.id, messageId, rating);
+    } catch (err) {
+      this.#deps.log.error({ err }, "could not store feedback");
+      this.#error("internal", "could not store feedback");
+    }
+  }
+
+  /** The client half-closed: let the running turn finish, then complete the session. */
+  async requestsEnded(): Promise<void> {
+    const session = this.#session;
+    if (session) {
+      await session.idle();
+      await this.#endSession("completed", "client closed the stream");
+    }
+    this.close();
+  }
+
+  /** The transport broke without a half-close: the session detaches and stays resumable. */
+  transportBroken(): void {
+    const session = this.#session;
+    this.#session = undefined;
+    if (session && session.status === "active") {
+      session.detach(() => {
+        void session.end("cancelled", "detached session expired").finally(() => this.#registry.remove(session));
+      });
+    }
+    this.close();
+  }
+
+  /** Ends the stream with a retryable UNAVAILABLE because the server is shutting down: the session detaches. */
+  shutdown(): void {
+    if (!this.#closed) this.#queue.push({ kind: "fatal", error: new RozError("shutting_down") });
+    this.transportBroken();
+  }
+
+  async #endSession(status: "completed" | "cancelled", reason: string): Promise<void> {
+    const session = this.#session;
+    if (!session) return;
+    this.#session = undefined;
+    await session.end(status, reason);
+    this.#registry.remove(session);
+  }
+
+  /** Stops the keepalive and ends the output after what is queued. Idempotent. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#keepalive) clearInterval(this.#keepalive);
+    this.#keepalive = undefined;
+    this.#queue.end();
+  }
+
+  #sendKeepalive(): void {
+    const session = this.#session;
+    if (!session) return this.#send({ type: "keepalive" });
+    session.emit({ type: "keepalive", tokensUsed: session.agent.contextTokens(), tokensMax: session.agent.maxContextTokens });
+  }
+
+  #error(code: SessionErrorCode, message: string): void {
+    this.#deps.metrics.error(code);
+    this.#sendError(code, message, false);
+  }
+
+  #sendError(code: SessionErrorCode, message: string, retryable: boolean): void {
+    this.#send({ type: "session_error", code, message, retryable });
+  }
+
+  /** Stream-local answers go through the session (numbered) once it exists. */
+  #send(event: SessionEvent): void {
+    if (this.#session) this.#session.emit(event);
+    else this.#queue.push({ kind: "event", item: { seq: 0, event } });
+  }
+}

@@ -1,0 +1,147 @@
+import type { Agent, TurnInput } from "../agent/index.ts";
+import type { Principal, SessionDeps, SessionStatus } from "./ports.ts";
+import type { SequencedEvent, SessionEvent } from "./types.ts";
+
+/** Receives a session's events in order; set while a stream is attached. */
+export type EventSink = (event: SequencedEvent) => void;
+
+/**
+ * One started session: its agent, its sequence counter and its status. It owns its
+ * lifetime (not the RPC's): a turn keeps running while the stream is detached.
+ *
+ * Events are numbered here, so the order clients see is the order they were produced.
+ * A turn's events are persisted together with the turn record before `turn_complete`
+ * is delivered: a client that saw `turn_complete` can rely on the turn being stored.
+ */
+export class Session {
+  readonly id: string;
+  readonly principal: Principal;
+  readonly model: string;
+  readonly agent: Agent;
+  #deps: SessionDeps;
+  #seq = 0;
+  #unflushed: SequencedEvent[] = [];
+  #sink: EventSink | undefined;
+  #status: SessionStatus = "active";
+  #turn: Promise<void> | undefined;
+  #detachTimer: NodeJS.Timeout | undefined;
+
+  constructor(init: { id: string; principal: Principal; model: string; agent: Agent; deps: SessionDeps }) {
+    this.id = init.id;
+    this.principal = init.principal;
+    this.model = init.model;
+    this.agent = init.agent;
+    this.#deps = init.deps;
+    this.#deps.metrics.sessionStatus("active", 1);
+  }
+
+  get status(): SessionStatus {
+    return this.#status;
+  }
+
+  get turnRunning(): boolean {
+    return this.#turn !== undefined;
+  }
+
+  /** Resolves when the running turn (if any) has ended. */
+  async idle(): Promise<void> {
+    await this.#turn;
+  }
+
+  /** Numbers the event, keeps it for persistence and hands it to the attached stream. */
+  emit(event: SessionEvent): void {
+    const sequenced = { seq: ++this.#seq, event };
+    this.#unflushed.push(sequenced);
+    this.#sink?.(sequenced);
+  }
+
+  attach(sink: EventSink): void {
+    if (this.#detachTimer) clearTimeout(this.#detachTimer);
+    this.#detachTimer = undefined;
+    this.#sink = sink;
+    if (this.#status === "detached") this.#setStatus("active");
+  }
+
+  /** The transport broke: keep the session (and its turn) for the grace period. */
+  detach(onExpired: () => void): void {
+    this.#sink = undefined;
+    if (this.#status !== "active") return;
+    this.#setStatus("detached");
+    this.#detachTimer = setTimeout(() => {
+      this.#detachTimer = undefined;
+      onExpired();
+    }, this.#deps.detachGraceMs);
+    this.#detachTimer.unref();
+  }
+
+  /** Starts a turn; the caller checked that none is running. */
+  startTurn(input: TurnInput): void {
+    const run = this.#runTurn(input).finally(() => {
+      this.#turn = undefined;
+    });
+    this.#turn = run;
+  }
+
+  async #runTurn(input: TurnInput): Promise<void> {
+    try {
+      for await (const event of this.agent.runTurn(input)) {
+        if (event.type === "turn_complete") {
+          await this.#persistTurn(event.record);
+          this.#deps.metrics.turnCompleted(event.record);
+        }
+        if (event.type === "error") this.#deps.metrics.error(event.code);
+        this.emit(event);
+      }
+    } catch (err) {
+      // The agent guarantees a turn_complete; reaching here is a bug worth a log line.
+      this.#deps.log.error({ err, sessionId: this.id }, "turn failed outside the agent loop");
+      this.emit({ type: "session_error", code: "internal", message: "internal error", retryable: true });
+    }
+  }
+
+  async #persistTurn(record: Parameters<SessionDeps["persistence"]["appendTurn"]>[2]): Promise<void> {
+    // The turn_complete event itself is numbered next; include it so a replay ends the turn.
+    const events = this.#unflushed;
+    this.#unflushed = [];
+    try {
+      await this.#deps.persistence.appendTurn(this.principal.tenantId, this.id, record, events);
+    } catch (err) {
+      this.#deps.log.error({ err, sessionId: this.id }, "could not persist turn");
+      this.#deps.metrics.error("store");
+    }
+  }
+
+  /**
+   * Ends the session for good: cancels the running turn, waits for it to settle (so
+   * its record is stored), then releases the agent. Idempotent.
+   */
+  async end(status: Exclude<SessionStatus, "active" | "detached">, reason: string): Promise<void> {
+    if (this.#status !== "active" && this.#status !== "detached") return;
+    if (this.#detachTimer) clearTimeout(this.#detachTimer);
+    this.#detachTimer = undefined;
+    this.#setStatus(status);
+    this.agent.cancelTurn(reason);
+    await this.#turn;
+    this.#sink = undefined;
+    this.agent.dispose();
+    const events = this.#unflushed;
+    this.#unflushed = [];
+    try {
+      if (events.length > 0) await this.#deps.persistence.appendEvents(this.principal.tenantId, this.id, events);
+      await this.#deps.persistence.setStatus(this.principal.tenantId, this.id, status);
+    } catch (err) {
+      this.#deps.log.error({ err, sessionId: this.id }, "could not persist session end");
+    }
+  }
+
+  #setStatus(status: SessionStatus): void {
+    this.#deps.metrics.sessionStatus(this.#status, -1);
+    this.#status = status;
+    if (status === "active" || status === "detached") this.#deps.metrics.sessionStatus(status, 1);
+    if (status === "detached" || status === "active") {
+      this.#deps.persistence.setStatus(this.principal.tenantId, this.id, status).catch((err: unknown) => {
+        this.#deps.log.warn({ err, sessionId: this.id }, "could not persist session status");
+      });
+    }
+  }
+}

@@ -1,0 +1,8 @@
+import { initial } from "./001-initial.ts";
+import type { Migration } from "./migration.ts";
+
+export type { Migration } from "./migration.ts";
+export { runMigrations } from "./runner.ts";
+
+/** Every schema version, ascending. Append only. */
+export const migrations: readonly Migration[] = [initial];

@@ -1,0 +1,48 @@
+/**
+ * The small adapter seam between the shared SQL of `src/store/sql` and a database engine.
+ * SQL is written once with `?` placeholders and portable syntax (ON CONFLICT, RETURNING,
+ * row values); an adapter rewrites placeholders and maps values where its engine needs it.
+ */
+
+/** A bound parameter: what both engines accept. `undefined` is sent as NULL. */
+export type SqlValue = string | number | null | undefined | Uint8Array;
+
+/** A result row: column name → value. Integers come back as JS numbers, blobs as Uint8Array. */
+export type SqlRow = Record<string, unknown>;
+
+/** Runs statements; inside `transaction()` every call belongs to that transaction. */
+export interface Sql {
+  all<T extends SqlRow = SqlRow>(sql: string, params?: readonly SqlValue[]): Promise<T[]>;
+  get<T extends SqlRow = SqlRow>(sql: string, params?: readonly SqlValue[]): Promise<T | undefined>;
+  /** Returns the number of rows changed. */
+  run(sql: string, params?: readonly SqlValue[]): Promise<number>;
+}
+
+/** What differs between engines and cannot be hidden in SQL text. */
+export interface Dialect {
+  readonly name: "sqlite" | "postgres";
+  /** Column type for raw bytes (`BLOB` / `BYTEA`). */
+  readonly bytesType: string;
+  /** Whether `err` is a unique / primary-key violation. */
+  isUniqueViolation(err: unknown): boolean;
+}
+
+/** Statements plus transactions. */
+export interface SqlConnection extends Sql {
+  /**
+   * Runs `fn` in one transaction: committed when it resolves, rolled back when it throws (the
+   * error is rethrown). `fn` must use the `tx` it is given, never the connection itself.
+   */
+  transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T>;
+}
+
+export interface SqlDatabase extends SqlConnection {
+  readonly dialect: Dialect;
+  /**
+   * Runs `fn` while holding the engine's cross-process migration lock, on a connection that
+   * keeps it (SQLite: each migration's `BEGIN IMMEDIATE` is the lock; Postgres: a session
+   * advisory lock on one dedicated connection).
+   */
+  withMigrationLock<T>(fn: (conn: SqlConnection) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,118 @@
+import { randomUUID } from "node:crypto";
+import { terminalStatuses, type Session, type SessionStatus, type SessionStore } from "../types.ts";
+import type { Sql, SqlRow, SqlValue } from "./database.ts";
+import type { StoreContext } from "./context.ts";
+import { listPage } from "./pagination.ts";
+import { conflictAs, opt, optNum, usageOf } from "./rows.ts";
+
+export const sessionOf = (row: SqlRow): Session => ({
+  id: String(row.id),
+  tenantId: String(row.tenant_id),
+  environmentId: String(row.environment_id),
+  model: String(row.model),
+  status: row.status as SessionStatus,
+  nodeId: opt(row.node_id as string | null),
+  hostId: opt(row.host_id as string | null),
+  createdAt: Number(row.created_at),
+  updatedAt: Number(row.updated_at),
+  endedAt: optNum(row.ended_at),
+  usage: usageOf(row),
+  turnCount: Number(row.turn_count),
+  compactionCount: Number(row.compaction_count),
+});
+
+/** Whether the session exists and belongs to the tenant: the guard of every session-scoped write. */
+export async function ownsSession(q: Sql, tenantId: string, sessionId: string): Promise<boolean> {
+  return (await q.get("SELECT 1 AS ok FROM sessions WHERE id = ? AND tenant_id = ?", [sessionId, tenantId])) !== undefined;
+}
+
+const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(", ");
+
+export function sessionRepo({ db, now }: StoreContext): SessionStore {
+  return {
+    createSession(tenantId, input) {
+      const at = now();
+      const status = input.status ?? "active";
+      return conflictAs(db.dialect, "a session with this id already exists", async () => {
+        const row = await db.get(
+          `INSERT INTO sessions (id, tenant_id, environment_id, model, status, node_id, host_id, created_at, updated_at, ended_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+          [
+            input.id ?? randomUUID(),
+            tenantId,
+            input.environmentId,
+            input.model,
+            status,
+            input.nodeId,
+            input.hostId,
+            at,
+            at,
+            terminalStatuses.includes(status) ? at : null,
+          ],
+        );
+        return sessionOf(row!);
+      });
+    },
+
+    async getSession(tenantId, id) {
+      const row = await db.get("SELECT * FROM sessions WHERE tenant_id = ? AND id = ?", [tenantId, id]);
+      return row && sessionOf(row);
+    },
+
+    listSessions(tenantId, filter = {}) {
+      const where = ["tenant_id = ?"];
+      const params: SqlValue[] = [tenantId];
+      if (filter.status !== undefined) {
+        where.push("status = ?");
+        params.push(filter.status);
+      }
+      if (filter.environmentId !== undefined) {
+        where.push("environment_id = ?");
+        params.push(filter.environmentId);
+      }
+      return listPage(db, { table: "sessions", where, params, page: filter, map: sessionOf });
+    },
+
+    async updateSessionStatus(tenantId, id, change) {
+      const at = now();
+      const set = ["status = ?", "updated_at = ?"];
+      const params: SqlValue[] = [change.status, at];
+      if (!terminalStatuses.includes(change.status)) set.push("ended_at = NULL");
+      else if (change.endedAt !== undefined) {
+        set.push("ended_at = ?");
+        params.push(change.endedAt);
+      } else {
+        // Ending an already ended session keeps its first end time.
+        set.push("ended_at = COALESCE(ended_at, ?)");
+        params.push(at);
+      }
+      if (change.nodeId !== undefined) {
+        set.push("node_id = ?");
+        params.push(change.nodeId);
+      }
+      const where = ["tenant_id = ?", "id = ?"];
+      params.push(tenantId, id);
+      if (change.from !== undefined) {
+        // An empty `from` matches nothing, as "only from one of these (none)" must.
+        if (change.from.length === 0) return undefined;
+        where.push(`status IN (${placeholders(change.from.length)})`);
+        params.push(...change.from);
+      }
+      const row = await db.get(`UPDATE sessions SET ${set.join(", ")} WHERE ${where.join(" AND ")} RETURNING *`, params);
+      return row && sessionOf(row);
+    },
+
+    async markOrphanedSessions(nodeId, at = now()) {
+      const where = ["status IN ('active', 'detached')"];
+      const params: SqlValue[] = [at, at];
+      if (nodeId !== undefined) {
+        where.push("node_id = ?");
+        params.push(nodeId);
+      }
+      return db.run(
+        `UPDATE sessions SET status = 'error', updated_at = ?, ended_at = COALESCE(ended_at, ?) WHERE ${where.join(" AND ")}`,
+        params,
+      );
+    },
+  };
+}

@@ -1,0 +1,186 @@
+import type { ContextBlock, ToolCallRecord, TurnRecord } from "../../agent/index.ts";
+import type { JsonObject } from "../../models/index.ts";
+import type { StoredTurn, TranscriptStore } from "../types.ts";
+import type { SqlRow, SqlValue } from "./database.ts";
+import type { StoreContext } from "./context.ts";
+import { insertRows } from "./insert-rows.ts";
+import { fromJson, opt, optNum, toJson, usageOf } from "./rows.ts";
+import { ownsSession } from "./sessions.ts";
+
+/** A context block as JSON: binary data travels as base64. */
+type StoredBlock = { label?: string; text: string } | { label?: string; mimeType: string; data: string };
+
+const storeBlock = (b: ContextBlock): StoredBlock =>
+  "text" in b ? b : { label: b.label, mimeType: b.mimeType, data: Buffer.from(b.data).toString("base64") };
+
+function loadBlock(b: StoredBlock): ContextBlock {
+  if ("text" in b) return b;
+  const data = Buffer.from(b.data, "base64");
+  return { label: b.label, mimeType: b.mimeType, data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength) };
+}
+
+const TOOL_CALL_COLUMNS = [
+  "session_id",
+  "turn_seq",
+  "idx",
+  "tool_call_id",
+  "name",
+  "parameters",
+  "permission",
+  "success",
+  "result",
+  "exit_code",
+  "truncated",
+  "duration_ms",
+  "error",
+  "started_at",
+  "ended_at",
+] as const;
+
+const toolCallRow = (sessionId: string, seq: number, idx: number, c: ToolCallRecord): SqlValue[] => [
+  sessionId,
+  seq,
+  idx,
+  c.id,
+  c.name,
+  toJson(c.parameters),
+  c.permission,
+  c.outcome === undefined ? null : c.outcome.success ? 1 : 0,
+  c.outcome?.result,
+  c.outcome?.exitCode,
+  c.outcome === undefined ? null : c.outcome.truncated ? 1 : 0,
+  c.outcome?.durationMs,
+  c.error,
+  c.startedAt,
+  c.endedAt,
+];
+
+function toolCallOf(row: SqlRow): ToolCallRecord {
+  const call: ToolCallRecord = {
+    id: String(row.tool_call_id),
+    name: String(row.name),
+    parameters: fromJson<JsonObject>(row.parameters),
+    permission: row.permission as ToolCallRecord["permission"],
+    startedAt: Number(row.started_at),
+    endedAt: Number(row.ended_at),
+  };
+  if (row.success !== null) {
+    call.outcome = {
+      success: Number(row.success) === 1,
+      result: String(row.result ?? ""),
+      exitCode: optNum(row.exit_code),
+      truncated: Number(row.truncated) === 1,
+      durationMs: optNum(row.duration_ms),
+    };
+  }
+  if (row.error !== null) call.error = String(row.error);
+  return call;
+}
+
+function turnOf(row: SqlRow, toolCalls: ToolCallRecord[]): StoredTurn {
+  const turn: StoredTurn = {
+    sessionId: String(row.session_id),
+    seq: Number(row.seq),
+    messageId: String(row.message_id),
+    userContent: String(row.user_content),
+    userContext: fromJson<StoredBlock[]>(row.user_context).map(loadBlock),
+    mode: row.mode as TurnRecord["mode"],
+    assistantText: String(row.assistant_text),
+    assistantThinking: String(row.assistant_thinking),
+    toolCalls,
+    usage: usageOf(row),
+    stopReason: row.stop_reason as TurnRecord["stopReason"],
+    compactions: Number(row.compactions),
+    startedAt: Number(row.started_at),
+    endedAt: Number(row.ended_at),
+  };
+  const error = opt(row.error as string | null);
+  if (error !== undefined) turn.error = fromJson<NonNullable<TurnRecord["error"]>>(error);
+  return turn;
+}
+
+export function turnRepo({ db, now }: StoreContext): TranscriptStore {
+  return {
+    appendTurn(tenantId, sessionId, record) {
+      return db.transaction(async (tx) => {
+        // Bumping the session first both checks ownership and numbers the turn: the row lock it
+        // takes (Postgres) or the write lock (SQLite) serialises concurrent appends.
+        const { usage } = record;
+        const session = await tx.get<{ turn_count: number }>(
+          `UPDATE sessions SET turn_count = turn_count + 1, compaction_count = compaction_count + ?,
+             input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
+             cache_read_tokens = cache_read_tokens + ?, cache_creation_tokens = cache_creation_tokens + ?, updated_at = ?
+           WHERE id = ? AND tenant_id = ? RETURNING turn_count`,
+          [
+            record.compactions,
+            usage.inputTokens,
+            usage.outputTokens,
+            usage.cacheReadTokens,
+            usage.cacheCreationTokens,
+            now(),
+            sessionId,
+            tenantId,
+          ],
+        );
+        if (session === undefined) return undefined;
+        const seq = Number(session.turn_count);
+        await tx.run(
+          `INSERT INTO turns (session_id, seq, message_id, user_content, user_context, mode, assistant_text, assistant_thinking,
+             input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens, stop_reason, error, compactions, started_at, ended_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          [
+            sessionId,
+            seq,
+            record.messageId,
+            record.userContent,
+            toJson(record.userContext.map(storeBlock)),
+            record.mode,
+            record.assistantText,
+            record.assistantThinking,
+            usage.inputTokens,
+            usage.outputTokens,
+            usage.cacheReadTokens,
+            usage.cacheCreationTokens,
+            record.stopReason,
+            record.error === undefined ? null : toJson(record.error),
+            record.compactions,
+            record.startedAt,
+            record.endedAt,
+          ],
+        );
+        await insertRows(
+          tx,
+          "tool_calls",
+          TOOL_CALL_COLUMNS,
+          record.toolCalls.map((c, i) => toolCallRow(sessionId, seq, i, c)),
+        );
+        return seq;
+      });
+    },
+
+    async listTurns(tenantId, sessionId, range = {}) {
+      if (!(await ownsSession(db, tenantId, sessionId))) return undefined;
+      const afterSeq = range.afterSeq ?? 0;
+      const limited = range.limit !== undefined;
+      const rows = await db.all(
+        `SELECT * FROM turns WHERE session_id = ? AND seq > ? ORDER BY seq${limited ? " LIMIT ?" : ""}`,
+        limited ? [sessionId, afterSeq, range.limit] : [sessionId, afterSeq],
+      );
+      if (rows.length === 0) return [];
+      // Turns never change once written, so the tool calls of the same seq range match them.
+      const calls = await db.all("SELECT * FROM tool_calls WHERE session_id = ? AND turn_seq >= ? AND turn_seq <= ? ORDER BY turn_seq, idx", [
+        sessionId,
+        Number(rows[0]!.seq),
+        Number(rows.at(-1)!.seq),
+      ]);
+      const bySeq = new Map<number, ToolCallRecord[]>();
+      for (const call of calls) {
+        const seq = Number(call.turn_seq);
+        const list = bySeq.get(seq) ?? [];
+        list.push(toolCallOf(call));
+        bySeq.set(seq, list);
+      }
+      return rows.map((row) => turnOf(row, bySeq.get(Number(row.seq)) ?? []));
+    },
+  };
+}

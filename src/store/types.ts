@@ -1,0 +1,313 @@
+/**
+ * The durable-state contract. One `Store` interface, implemented over SQLite
+ * (`node:sqlite`) and PostgreSQL; both pass `test/store/conformance.ts`.
+ *
+ * Rules every method follows:
+ * - Tenant scoping: methods that take a `tenantId` treat a row of another tenant exactly like
+ *   an unknown id (`undefined` / `false`), never as an error.
+ * - Times are epoch milliseconds.
+ * - Lists are newest first (`createdAt` desc, `id` desc) and paged with an opaque cursor; a
+ *   cursor that does not decode throws `RozError("invalid_argument", "invalid cursor")`.
+ * - Unique-name / duplicate-id clashes throw `RozError("conflict")`.
+ */
+import type { PermissionRule, TurnRecord } from "../agent/index.ts";
+import type { JsonObject, TokenUsage } from "../models/index.ts";
+
+export interface Tenant {
+  id: string;
+  name: string;
+  createdAt: number;
+}
+
+/** An API key as stored: only the SHA-256 hash of the secret, never the secret. */
+export interface ApiKey {
+  id: string;
+  tenantId: string;
+  name: string;
+  /** The first characters of the secret (e.g. `roz_sk_ABCD`), shown to humans to recognise it. */
+  prefix: string;
+  scopes: string[];
+  createdAt: number;
+  lastUsedAt?: number;
+  revokedAt?: number;
+  expiresAt?: number;
+}
+
+export interface NewApiKey {
+  tenantId: string;
+  name: string;
+  prefix: string;
+  /** Hex (or any stable text) SHA-256 of the full secret; unique over all keys. */
+  hash: string;
+  scopes: string[];
+  expiresAt?: number;
+}
+
+export interface Environment {
+  id: string;
+  tenantId: string;
+  /** Unique per tenant. */
+  name: string;
+  /** Free-form classification (`default` unless set). */
+  kind: string;
+  /** `provider/model` used when a session names none. */
+  defaultModel?: string;
+  /** Added to the agent's base instructions. */
+  instructions?: string;
+  /** Rules enforced before the built-in defaults; first match wins. */
+  permissions: PermissionRule[];
+  /** Per-tool settings (timeouts, …); opaque to the store. */
+  toolDefaults: JsonObject;
+  /** At most one environment per tenant is the default. */
+  isDefault: boolean;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface NewEnvironment {
+  name: string;
+  kind?: string;
+  defaultModel?: string;
+  instructions?: string;
+  permissions?: PermissionRule[];
+  toolDefaults?: JsonObject;
+  /** When true, the tenant's previous default stops being the default (same transaction). */
+  isDefault?: boolean;
+}
+
+/** Fields to change; `undefined` keeps a field, `null` clears an optional one. */
+export interface EnvironmentPatch {
+  name?: string;
+  kind?: string;
+  defaultModel?: string | null;
+  instructions?: string | null;
+  permissions?: PermissionRule[];
+  toolDefaults?: JsonObject;
+  isDefault?: boolean;
+}
+
+export type SessionStatus = "active" | "detached" | "completed" | "cancelled" | "error";
+
+/** Statuses after which a session never runs again; entering one sets `endedAt`. */
+export const terminalStatuses: readonly SessionStatus[] = ["completed", "cancelled", "error"];
+
+export interface Session {
+  id: string;
+  tenantId: string;
+  environmentId: string;
+  /** Resolved `provider/model` name. */
+  model: string;
+  status: SessionStatus;
+  /** The server node that owns the live session (multi-node); absent in single-node use. */
+  nodeId?: string;
+  /** `StartSession.host_id`, when the client sent one. */
+  hostId?: string;
+  createdAt: number;
+  updatedAt: number;
+  endedAt?: number;
+  /** Sum of the usage of every stored turn. */
+  usage: TokenUsage;
+  /** Number of stored turns; turns are numbered 1..turnCount. */
+  turnCount: number;
+  /** Sum of `TurnRecord.compactions` over stored turns. */
+  compactionCount: number;
+}
+
+export interface NewSession {
+  /** A UUID chosen by the caller; generated when absent. */
+  id?: string;
+  environmentId: string;
+  model: string;
+  status?: SessionStatus;
+  nodeId?: string;
+  hostId?: string;
+}
+
+export interface SessionStatusChange {
+  status: SessionStatus;
+  /** Only change when the current status is one of these (compare-and-set); any when absent. */
+  from?: readonly SessionStatus[];
+  /** New owner node; unchanged when absent. */
+  nodeId?: string;
+  /**
+   * For terminal statuses; defaults to the existing end time, else now. A non-terminal status
+   * (a detached session re-attached) clears `endedAt`.
+   */
+  endedAt?: number;
+}
+
+/** A stored turn: the agent's record plus its position (1-based) in the session. */
+export interface StoredTurn extends TurnRecord {
+  sessionId: string;
+  seq: number;
+}
+
+export interface Feedback {
+  sessionId: string;
+  messageId: string;
+  rating: string;
+  comment?: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface NewFeedback {
+  sessionId: string;
+  messageId: string;
+  rating: string;
+  comment?: string;
+}
+
+/** One entry of a session's event log (a serialized `SessionResponse` or any bytes). */
+export interface SessionEvent {
+  seq: number;
+  payload: Uint8Array;
+  createdAt: number;
+}
+
+export interface NewSessionEvent {
+  /** Assigned by the caller, strictly increasing per session; a repeat throws `conflict`. */
+  seq: number;
+  payload: Uint8Array;
+}
+
+/** How long the session event log is kept; `pruneEvents()` applies it. */
+export interface EventRetention {
+  /** Keep only the newest N events of each session (default 10000). */
+  maxEventsPerSession?: number;
+  /** Drop all events of a session this long after it ended (default 24 h). */
+  keepAfterEndMs?: number;
+}
+
+export interface PageRequest {
+  /** 1..500, default 50. */
+  limit?: number;
+  /** `nextCursor` of the previous page. */
+  cursor?: string;
+}
+
+export interface Page<T> {
+  items: T[];
+  /** Present when more items may follow. */
+  nextCursor?: string;
+}
+
+export interface SessionFilter extends PageRequest {
+  status?: SessionStatus;
+  environmentId?: string;
+}
+
+export interface TenantStore {
+  /** Returns the tenant named `name`, creating it if needed; concurrent calls agree. */
+  ensureTenant(name: string): Promise<Tenant>;
+  getTenant(id: string): Promise<Tenant | undefined>;
+  getTenantByName(name: string): Promise<Tenant | undefined>;
+}
+
+export interface KeyStore {
+  /** Stores a new key; a hash already stored throws `conflict`. */
+  createKey(input: NewApiKey): Promise<ApiKey>;
+  /** The usable key with this hash and its tenant; undefined when unknown, revoked or expired at `now`. */
+  findKeyByHash(hash: string, now?: number): Promise<{ key: ApiKey; tenant: Tenant } | undefined>;
+  getKey(tenantId: string, id: string): Promise<ApiKey | undefined>;
+  /** All keys of the tenant, revoked ones included. */
+  listKeys(tenantId: string, page?: PageRequest): Promise<Page<ApiKey>>;
+  /** Revokes a key (idempotent: the first revocation time is kept); false when unknown. */
+  revokeKey(tenantId: string, id: string): Promise<boolean>;
+  /**
+   * Atomically revokes key `id` and creates its replacement with the same name, scopes and
+   * expiry; undefined (and nothing changed) when `id` is unknown or already revoked.
+   */
+  rotateKey(tenantId: string, id: string, secret: { prefix: string; hash: string }): Promise<ApiKey | undefined>;
+  /**
+   * Keys ever created, revoked ones included: "no key exists yet" must not come back after
+   * every key was revoked, or revoking would reopen an unauthenticated server.
+   */
+  countKeys(): Promise<number>;
+  /** Records use; writes only when the stored time is a minute old or more, so per-request calls are cheap. */
+  touchKey(id: string, at?: number): Promise<void>;
+}
+
+export interface EnvironmentStore {
+  /** A name already used by the tenant throws `conflict`. */
+  createEnvironment(tenantId: string, input: NewEnvironment): Promise<Environment>;
+  getEnvironment(tenantId: string, id: string): Promise<Environment | undefined>;
+  listEnvironments(tenantId: string, page?: PageRequest): Promise<Page<Environment>>;
+  /** Undefined when unknown; a clashing name throws `conflict`. */
+  updateEnvironment(tenantId: string, id: string, patch: EnvironmentPatch): Promise<Environment | undefined>;
+  /** Sessions that used it keep their `environmentId`. */
+  deleteEnvironment(tenantId: string, id: string): Promise<boolean>;
+  /**
+   * The tenant's default environment, created (named `default`, or `default-N` when that name
+   * is taken) on first use. Concurrent calls, from any number of nodes, return the same one.
+   */
+  getDefaultEnvironment(tenantId: string): Promise<Environment>;
+}
+
+export interface SessionStore {
+  /** A duplicate `id` throws `conflict`. */
+  createSession(tenantId: string, input: NewSession): Promise<Session>;
+  getSession(tenantId: string, id: string): Promise<Session | undefined>;
+  listSessions(tenantId: string, filter?: SessionFilter): Promise<Page<Session>>;
+  /** The updated session; undefined when unknown or when `from` did not match. */
+  updateSessionStatus(tenantId: string, id: string, change: SessionStatusChange): Promise<Session | undefined>;
+  /**
+   * At startup: every `active` or `detached` session owned by `nodeId` (every such session when
+   * `nodeId` is absent, i.e. single-node use) becomes `error` with `endedAt` = `now`: its agent
+   * and running turn died with the previous process. Transcripts and events stay readable.
+   * Returns how many sessions were marked.
+   */
+  markOrphanedSessions(nodeId?: string, now?: number): Promise<number>;
+}
+
+export interface TranscriptStore {
+  /**
+   * Stores a finished turn (cancelled and failed ones included) in ONE transaction: the turn,
+   * its tool calls, and the session's turn count, usage and compaction totals. Returns the
+   * turn's seq (1-based); undefined when the session is unknown. Nothing is stored on failure.
+   */
+  appendTurn(tenantId: string, sessionId: string, record: TurnRecord): Promise<number | undefined>;
+  /** Turns in order (seq ascending) after `afterSeq`; undefined when the session is unknown. */
+  listTurns(
+    tenantId: string,
+    sessionId: string,
+    range?: { afterSeq?: number; limit?: number },
+  ): Promise<StoredTurn[] | undefined>;
+}
+
+export interface FeedbackStore {
+  /** Inserts or replaces the rating of one message (createdAt is kept); undefined when the session is unknown. */
+  putFeedback(tenantId: string, input: NewFeedback): Promise<Feedback | undefined>;
+  /** Feedback of a session, oldest first; undefined when the session is unknown. */
+  listFeedback(tenantId: string, sessionId: string): Promise<Feedback[] | undefined>;
+}
+
+export interface EventStore {
+  /** Appends a batch atomically; false when the session is unknown; a repeated seq throws `conflict`. */
+  appendEvents(tenantId: string, sessionId: string, events: readonly NewSessionEvent[]): Promise<boolean>;
+  /** Events with seq > `afterSeq`, ascending, at most `limit` (default 1000); undefined when the session is unknown. */
+  readEvents(
+    tenantId: string,
+    sessionId: string,
+    range?: { afterSeq?: number; limit?: number },
+  ): Promise<SessionEvent[] | undefined>;
+  /** Highest stored seq (0 when none, also after pruning everything); undefined when the session is unknown. */
+  lastEventSeq(tenantId: string, sessionId: string): Promise<number | undefined>;
+  /**
+   * Applies the retention settings over all tenants: deletes events beyond the newest
+   * `maxEventsPerSession` of each session, and all events of sessions that ended more than
+   * `keepAfterEndMs` before `now`. Returns the number of deleted events. Callers run it
+   * periodically; the store starts no timers.
+   */
+  pruneEvents(now?: number): Promise<number>;
+}
+
+/** Everything the server keeps. Safe for concurrent use by many async callers. */
+export interface Store extends TenantStore, KeyStore, EnvironmentStore, SessionStore, TranscriptStore, FeedbackStore, EventStore {
+  /** `sqlite` or `postgres`. */
+  readonly kind: "sqlite" | "postgres";
+  /** Resolves when the database answers a trivial query (for `/readyz`); rejects otherwise. */
+  ping(): Promise<void>;
+  /** Waits for running operations, then releases the database; later calls reject. */
+  close(): Promise<void>;
+}
