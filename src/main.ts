@@ -5,8 +5,16 @@
 import { createApp } from "./app/app.ts";
 import { helpText, loadConfig } from "./app/config.ts";
 import { RozError } from "./errors/index.ts";
+import { KEYS_USAGE, runKeysCommand } from "./cli/index.ts";
 
 async function main(argv: string[]): Promise<number> {
+  if (argv[0] === "keys") {
+    if (argv.includes("--help") || argv.includes("-h")) {
+      console.log(KEYS_USAGE);
+      return 0;
+    }
+    return runKeysCommand(argv.slice(1), loadConfig(), { out: (text) => console.log(text), err: (text) => console.error(text) });
+  }
   if (argv.includes("--help") || argv.includes("-h")) {
     console.log(helpText());
     return 0;

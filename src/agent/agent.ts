@@ -1,5 +1,5 @@
 import { RozError } from "../errors/index.ts";
-import { emptyUsage, type ModelMessage } from "../models/index.ts";
+import type { ModelMessage } from "../models/index.ts";
 import { EventChannel } from "./event-channel.ts";
 import { runTurnLoop } from "./loop.ts";
 import { PendingMap } from "./pending.ts";
@@ -8,6 +8,7 @@ import { assembleSystem } from "./prompt.ts";
 import { TokenCounter } from "./tokens.ts";
 import { ToolCallIds } from "./tool-call-ids.ts";
 import { applyRegistration, mergeByName } from "./tool-registry.ts";
+import { TurnTally } from "./turn-tally.ts";
 import type { Agent, AgentEvent, AgentOptions, ClientTool, Delivery, PermissionRule, ToolOutcome, TurnInput } from "./types.ts";
 
 /** The state that exists only while a turn runs. */
@@ -100,29 +101,10 @@ class SessionAgent implements Agent {
     }).catch((err: unknown) => {
       // The loop reports its own failures; this only guards against a failing emit path.
       options.onAgentError?.(err);
-      const now = Date.now();
-      emit({ type: "error", code: "agent_error", message: "the agent failed", retryable: false });
-      emit({
-        type: "turn_complete",
-        messageId: input.messageId,
-        usage: emptyUsage(),
-        stopReason: "error",
-        record: {
-          messageId: input.messageId,
-          userContent: input.content,
-          userContext: input.context,
-          mode: input.mode,
-          assistantText: "",
-          assistantThinking: "",
-          toolCalls: [],
-          usage: emptyUsage(),
-          stopReason: "error",
-          error: { code: "agent_error", message: "the agent failed", retryable: false },
-          compactions: 0,
-          startedAt: now,
-          endedAt: now,
-        },
-      });
+      const error = { code: "agent_error" as const, message: "the agent failed", retryable: false };
+      const record = new TurnTally(input, Date.now()).build("error", error, Date.now());
+      emit({ type: "error", ...error });
+      emit({ type: "turn_complete", messageId: input.messageId, usage: record.usage, stopReason: "error", record });
     });
     return channel;
   }

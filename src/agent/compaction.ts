@@ -5,10 +5,12 @@ import type { AgentEvent } from "./types.ts";
 /** Shares of `maxContextTokens` at which each level starts (session-behaviour.md §5). */
 export const compactionThresholds = { toolResults: 0.5, thinking: 0.65, summary: 0.85 } as const;
 
-/** Turns (counting the running one) that no level touches. */
-const KEEP_TURNS = 2;
+/** Recent turns (counting the running one) whose tool results and thinking are kept. */
+const KEEP_TURNS = 3;
 /** Within those turns, a long tool loop still gets its older results cleared beyond this. */
 const KEEP_RECENT_MESSAGES = 12;
+/** Recent turns (counting the running one) that the summary level keeps verbatim. */
+const SUMMARY_KEEP_TURNS = 2;
 /** What a cleared tool result says instead of its content. */
 export const CLEARED_TOOL_RESULT = "[tool result cleared to save context]";
 /** The user half of the summary pair that replaces summarised turns. */
@@ -124,13 +126,13 @@ function rewriteBefore(
 }
 
 /**
- * Where the summarised part ends: the start of the last `KEEP_TURNS` turns. Undefined
- * when there is nothing older, or only the pair of a previous summary.
+ * Where the summarised part ends: the start of the last `SUMMARY_KEEP_TURNS` turns.
+ * Undefined when there is nothing older, or only the pair of a previous summary.
  */
 export function summaryCut(messages: readonly ModelMessage[]): number | undefined {
   const starts = turnStarts(messages);
-  if (starts.length < KEEP_TURNS) return undefined;
-  const cut = starts[starts.length - KEEP_TURNS]!;
+  if (starts.length < SUMMARY_KEEP_TURNS) return undefined;
+  const cut = starts[starts.length - SUMMARY_KEEP_TURNS]!;
   if (cut === 0) return undefined;
   if (cut <= 2 && isSummaryRequest(messages[0]!)) return undefined;
   return cut;

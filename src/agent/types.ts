@@ -99,8 +99,9 @@ export interface TurnRecord {
 
 /**
  * Events of one turn, in the order the client must see them. `turn_complete` is always
- * last (a `context_compacted` may follow it); an `error` event precedes a
- * `turn_complete{stopReason:"error"}`.
+ * last; this agent runs its after-turn compaction before it, so its `context_compacted`
+ * events (and the usage of a summary call) belong to the turn. An `error` event precedes
+ * a `turn_complete{stopReason:"error"}`.
  */
 export type AgentEvent =
   | { type: "text_delta"; messageId: string; text: string }

@@ -16,9 +16,19 @@ import { SessionRegistry, type SessionDeps, type SessionPersistence, type Sessio
 import { healthRoutes } from "../../routes/health.ts";
 import { openapiRoutes } from "../../routes/openapi.ts";
 import { versionRoutes } from "../../routes/version.ts";
+import { environmentRoutes } from "../../routes/environments.ts";
+import { keyRoutes } from "../../routes/keys.ts";
+import { metricsRoutes } from "../../routes/metrics.ts";
+import { sessionRoutes } from "../../routes/sessions.ts";
+import { type Authenticator, registerRestAuth } from "../auth/index.ts";
+import { openStore, type Store } from "../store/index.ts";
+import { createAuthenticator } from "./auth-setup.ts";
+import { createMetrics } from "./metrics.ts";
+import { createRateLimits } from "./rate-limit.ts";
+import { restValidatorCompiler } from "./rest-validation.ts";
+import { storePersistence } from "./store-persistence.ts";
 import type { Config } from "./config.ts";
 import { loggerOptions } from "./logger.ts";
-import { MemoryPersistence } from "./memory-persistence.ts";
 import { OnePortServer } from "./one-port.ts";
 import { parsePermissionRules } from "./permission-rules.ts";
 import { registerRestErrors } from "./rest-errors.ts";
@@ -29,6 +39,8 @@ export interface AppOverrides {
   persistence?: SessionPersistence;
   models?: ModelCatalog;
   authenticate?: RpcAuthenticator;
+  /** A store the caller owns (not closed by `close()`); default: opened from `Config`. */
+  store?: Store;
 }
 
 export interface App {
@@ -36,17 +48,17 @@ export interface App {
   readonly config: Config;
   readonly models: ModelCatalog;
   readonly registry: SessionRegistry;
+  readonly store: Store;
   /** Listens on the configured host and port; resolves with the base URL. */
   listen(): Promise<string>;
   /** Stops accepting, drains streams for the grace period, then closes everything. */
   close(): Promise<void>;
 }
 
-const openPrincipal = { tenantId: "default", scopes: ["sessions", "tasks", "environments", "admin"] };
-
 /** Builds the whole server from configuration: the composition root. */
 export async function createApp(config: Config, overrides: AppOverrides = {}): Promise<App> {
-  const models =
+  const metrics = createMetrics();
+  const models = metrics.timeModels(
     overrides.models ??
     createModelCatalog({
       ...(config.openaiApiKey ? { openaiApiKey: config.openaiApiKey } : {}),
@@ -54,9 +66,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       ...(config.openaiApi ? { openaiApi: config.openaiApi } : {}),
       ...(config.providersFile ? { providersFile: config.providersFile } : {}),
       ...(config.defaultModel ? { defaultModel: config.defaultModel } : {}),
-    });
-  const persistence = overrides.persistence ?? new MemoryPersistence();
-  const authenticate: RpcAuthenticator = overrides.authenticate ?? (async () => openPrincipal);
+    }),
+  );
   const defaultPermissions: PermissionRule[] = parsePermissionRules(config.permissionRules);
   const limits: AgentLimits = {
     maxCycles: config.maxCycles,
@@ -88,6 +99,31 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     void reply.header("x-request-id", request.id);
   });
 
+  const store =
+    overrides.store ??
+    (await openStore({
+      dataDir: config.dataDir,
+      ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
+      eventRetention: { maxEventsPerSession: config.eventRetention },
+      onError: (err) => app.log.error({ err }, "store connection error"),
+    }));
+  const closeStore = async (): Promise<void> => {
+    if (!overrides.store) await store.close();
+  };
+  let authenticator: Authenticator;
+  try {
+    authenticator = await createAuthenticator(config, store, app.log);
+    // Sessions that were running when the previous process died cannot resume.
+    const orphaned = await store.markOrphanedSessions(config.nodeId);
+    if (orphaned > 0) app.log.warn({ sessions: orphaned }, "marked sessions of a previous run as error");
+  } catch (err) {
+    await closeStore();
+    throw err;
+  }
+  const authenticate: RpcAuthenticator = overrides.authenticate ?? ((authorization, scope) => authenticator.authenticate(authorization, scope));
+  const persistence = overrides.persistence ?? storePersistence(store, config.nodeId, (op, run) => metrics.observeStore(op, run));
+  const rateLimits = createRateLimits(config);
+
   const registry = new SessionRegistry();
   const openStreams = new Set<SessionStream>();
   let draining = false;
@@ -101,11 +137,14 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     keepaliveIntervalMs: config.keepaliveIntervalMs,
     detachGraceMs: config.detachGraceMs,
     log: app.log,
-    metrics: { sessionStatus: () => {}, turnCompleted: () => {}, error: () => {} },
-    allowSessionStart: () => true,
+    metrics: metrics.session,
+    allowSessionStart: (principal) => rateLimits.allowSessionStart(principal),
   };
 
   registerRestErrors(app);
+  app.setValidatorCompiler(restValidatorCompiler());
+  registerRestAuth(app, { authenticate, rateLimit: (principal) => rateLimits.rest(principal) });
+  metrics.registerHttp(app);
   await app.register(cors, {
     origin: config.corsOrigins.length === 0 ? false : config.corsOrigins,
     methods: [...connectCors.allowedMethods, "PUT", "PATCH", "DELETE"],
@@ -143,6 +182,10 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   await app.register(healthRoutes, {
     readiness: async () => [
       { name: "server", ok: !draining, ...(draining ? { error: "shutting down" } : {}) },
+      await store.ping().then(
+        () => ({ name: "store", ok: true }),
+        (err: unknown) => ({ name: "store", ok: false, error: err instanceof Error ? err.message : String(err) }),
+      ),
     ],
   });
   await app.register(versionRoutes, {
@@ -152,17 +195,22 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       protocols: ["grpc", "grpc-web", "connect", "rest"],
       defaultModel: models.defaultModel,
       providers: models.providers().map((p: { name: string }) => p.name),
-      store: "memory",
+      store: store.kind,
       bus: "memory",
     }),
   });
   await app.register(openapiRoutes);
+  await app.register(environmentRoutes, { store, models });
+  await app.register(sessionRoutes, { store, registry });
+  await app.register(keyRoutes, { store, onKeyCreated: () => authenticator.keysChanged() });
+  await app.register(metricsRoutes, { registry: metrics.registry });
 
   return {
     fastify: app,
     config,
     models,
     registry,
+    store,
     async listen() {
       await app.listen({ host: config.host, port: config.port });
       const address = app.server.address();
@@ -177,6 +225,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       });
       await Promise.all(registry.all().map((s) => s.end("cancelled", "server shut down")));
       await app.close();
+      await closeStore();
     },
   };
 }

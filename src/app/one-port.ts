@@ -80,7 +80,14 @@ export class OnePortServer {
         socket.destroy();
         return;
       }
-      (isH2 ? h2 : this.#h1).emit("connection", socket);
+      if (isH2) {
+        // The HTTP/2 session reads the socket natively and takes the unshifted bytes with
+        // `socket.read()` on the next tick. Resuming here would let this 'data' emission's
+        // flow loop drain (and drop) them first: "bad client magic" on Node 24.
+        h2.emit("connection", socket);
+        return;
+      }
+      this.#h1.emit("connection", socket);
       socket.resume();
     };
     socket.on("data", onData);

@@ -17,6 +17,15 @@ const fastifyErrors: Record<string, { status: number; code: string }> = {
   FST_ERR_CTP_INVALID_TYPE: { status: 415, code: "unsupported_media_type" },
 };
 
+/** Reasons whose HTTP status is more precise than their code's. */
+const statusOverrides: Partial<Record<string, number>> = {
+  message_too_large: 413,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  // A well-formed request naming a model this server does not offer.
+  model_unavailable: 422,
+};
+
 /**
  * Every REST failure becomes a JSON error with a 4xx for bad input and a 5xx only for
  * our own faults. Causes are logged, never sent.
@@ -24,11 +33,12 @@ const fastifyErrors: Record<string, { status: number; code: string }> = {
 export function registerRestErrors(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError | RozError | Error, request: FastifyRequest, reply: FastifyReply) => {
     if (err instanceof RozError) {
-      const status = err.reason === "message_too_large" ? 413 : err.reason === "unsupported_media_type" ? 415 : httpStatusOf[err.code];
+      const status = statusOverrides[err.reason] ?? httpStatusOf[err.code];
       if (status >= 500) request.log.error({ err }, "request failed");
-      if (err.reason === "rate_limited" && err.details?.["retryAfterSeconds"] !== undefined) {
-        void reply.header("retry-after", String(err.details["retryAfterSeconds"]));
+      if (err.reason === "rate_limited" && err.details?.["retry_after_seconds"] !== undefined) {
+        void reply.header("retry-after", String(err.details["retry_after_seconds"]));
       }
+      if (err.reason === "unauthenticated") void reply.header("www-authenticate", 'Bearer realm="roz"');
       return reply.status(status).send(errorBody(err.reason, err.message, err.details));
     }
     const fe = err as FastifyError;

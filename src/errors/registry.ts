@@ -27,6 +27,7 @@ export const reasons = {
   permission_denied: { code: "permission_denied", retryable: false, message: "the key lacks the required scope" },
   message_too_large: { code: "resource_exhausted", retryable: false, message: "message exceeds the size limit" },
   malformed_message: { code: "invalid_argument", retryable: false, message: "malformed message" },
+  payload_too_large: { code: "resource_exhausted", retryable: false, message: "request body exceeds the size limit" },
   unsupported_media_type: { code: "invalid_argument", retryable: false, message: "unsupported content type" },
   rate_limited: { code: "resource_exhausted", retryable: true, message: "rate limit exceeded" },
   route_not_found: { code: "not_found", retryable: false, message: "no such route" },

@@ -158,6 +158,7 @@ export class SessionStream {
         maxContextTokens: command.maxContextTokens ?? model.contextWindow ?? this.#deps.defaultMaxContextTokens,
         permissions: [...environment.permissionRules, ...this.#deps.defaultPermissions],
         limits: this.#deps.limits,
+        onAgentError: (err) => this.#deps.log.error({ err, sessionId: id }, "agent error"),
       });
       const session = new Session({ id, principal: this.#principal, model: model.name, agent, deps: this.#deps });
       this.#session = session;

@@ -182,7 +182,7 @@ export interface EventRetention {
 export interface PageRequest {
   /** 1..500, default 50. */
   limit?: number;
-  /** `nextCursor` of the previous page. */
+  /** `nextCursor` of the previous page; absent or empty for the first page. */
   cursor?: string;
 }
 

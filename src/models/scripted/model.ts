@@ -1,7 +1,8 @@
 import { abortError, sleep } from "../abort.ts";
 import { ModelError } from "../model-error.ts";
 import { generatedCallId } from "../tool-arguments.ts";
-import { emptyUsage, type FinishReason, type ModelAdapter, type ModelEvent, type ModelRequest, type TokenUsage } from "../types.ts";
+import { emptyUsage, type FinishReason, type ModelAdapter, type ModelEvent, type ModelRequest } from "../types.ts";
+import type { TokenUsage } from "../types.ts";
 import { inlineScriptText, latestUserText, parseScript, ScriptError, type Script, type ScriptStep } from "./script.ts";
 
 /** The model name of the built-in echo (also what `scripted` falls back to). */

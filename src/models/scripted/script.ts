@@ -39,28 +39,42 @@ const usageKeys: Record<string, keyof TokenUsage> = {
   cacheCreationTokens: "cacheCreationTokens",
 };
 
-/** A script that does not validate; `message` names the offending path. */
+/** A script that does not validate: `path` names the offending field, `detail` what is wrong. */
 export class ScriptError extends Error {
   override readonly name = "ScriptError";
+  readonly path: string;
+  readonly detail: string;
+  constructor(path: string, detail: string) {
+    super(`${path}: ${detail}`);
+    this.path = path;
+    this.detail = detail;
+  }
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const stepKinds = "text, thinking, tool_call, usage, finish, delay_ms, error";
+const usageNames = "input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens";
+
+/** Throws ScriptError(path, detail) unless `ok`. */
+function check(ok: boolean, path: string, detail: string): asserts ok {
+  if (!ok) throw new ScriptError(path, detail);
+}
 
 /**
  * Validates a parsed script (from JSON or YAML) and returns it typed. Throws ScriptError
- * whose message starts with `path` (e.g. `responses[0][1].tool_call.name: …`).
+ * naming the offending field (e.g. `script.responses[0][1].tool_call.name`).
  */
 export function parseScript(value: unknown, path = "script"): Script {
-  if (!isObject(value)) throw new ScriptError(`${path}: must be an object with a "responses" list`);
-  const { responses, usage, ...rest } = value;
+  check(isObject(value), path, 'must be an object with a "responses" list');
+  const { responses, usage, ...rest } = value as Record<string, unknown>;
   const unknownKey = Object.keys(rest)[0];
-  if (unknownKey !== undefined) throw new ScriptError(`${path}.${unknownKey}: unknown field (expected responses, usage)`);
-  if (!Array.isArray(responses)) throw new ScriptError(`${path}.responses: must be a list of responses`);
+  check(unknownKey === undefined, `${path}.${unknownKey}`, "unknown field (expected responses, usage)");
+  check(Array.isArray(responses), `${path}.responses`, "must be a list of responses");
   const script: Script = {
-    responses: responses.map((response, k) => {
+    responses: (responses as unknown[]).map((response, k) => {
       const at = `${path}.responses[${k}]`;
-      if (!Array.isArray(response)) throw new ScriptError(`${at}: must be a list of steps`);
-      return response.map((step, i) => parseStep(step, `${at}[${i}]`));
+      check(Array.isArray(response), at, "must be a list of steps");
+      return (response as unknown[]).map((step, i) => parseStep(step, `${at}[${i}]`));
     }),
   };
   if (usage !== undefined) script.usage = parseUsage(usage, `${path}.usage`);
@@ -68,65 +82,67 @@ export function parseScript(value: unknown, path = "script"): Script {
 }
 
 function parseStep(step: unknown, at: string): ScriptStep {
-  if (!isObject(step)) throw new ScriptError(`${at}: must be an object such as {"text": "…"}`);
-  const keys = Object.keys(step);
-  if (keys.length !== 1) throw new ScriptError(`${at}: must have exactly one key (text, thinking, tool_call, usage, finish, delay_ms, error)`);
+  check(isObject(step), at, 'must be an object such as {"text": "…"}');
+  const keys = Object.keys(step as object);
+  check(keys.length === 1, at, `must have exactly one key (${stepKinds})`);
   const kind = keys[0]!;
-  const value = step[kind];
+  const value = (step as Record<string, unknown>)[kind];
+  const field = `${at}.${kind}`;
   switch (kind) {
     case "text":
     case "thinking":
-      if (typeof value !== "string") throw new ScriptError(`${at}.${kind}: must be a string`);
-      return kind === "text" ? { text: value } : { thinking: value };
+      check(typeof value === "string", field, "must be a string");
+      return kind === "text" ? { text: value as string } : { thinking: value as string };
     case "tool_call": {
-      if (!isObject(value)) throw new ScriptError(`${at}.tool_call: must be an object with name and arguments`);
-      if (typeof value.name !== "string" || value.name === "") throw new ScriptError(`${at}.tool_call.name: must be a non-empty string`);
-      if (value.id !== undefined && (typeof value.id !== "string" || value.id === "")) throw new ScriptError(`${at}.tool_call.id: must be a non-empty string`);
-      const args = value.arguments ?? {};
-      if (!isObject(args)) throw new ScriptError(`${at}.tool_call.arguments: must be an object`);
-      return { tool_call: { name: value.name, arguments: args as JsonObject, ...(value.id ? { id: value.id as string } : {}) } };
+      check(isObject(value), field, "must be an object with name and arguments");
+      const { name, id, arguments: args = {} } = value as Record<string, unknown>;
+      check(typeof name === "string" && name !== "", `${field}.name`, "must be a non-empty string");
+      check(id === undefined || (typeof id === "string" && id !== ""), `${field}.id`, "must be a non-empty string");
+      check(isObject(args), `${field}.arguments`, "must be an object");
+      return { tool_call: { name: name as string, arguments: args as JsonObject, ...(id ? { id: id as string } : {}) } };
     }
     case "usage":
-      return { usage: parseUsage(value, `${at}.usage`) };
+      return { usage: parseUsage(value, field) };
     case "finish":
-      if (!finishReasons.includes(value as FinishReason)) throw new ScriptError(`${at}.finish: must be one of ${finishReasons.join(", ")}`);
+      check(finishReasons.includes(value as FinishReason), field, `must be one of ${finishReasons.join(", ")}`);
       return { finish: value as FinishReason };
     case "delay_ms":
-      if (typeof value !== "number" || !Number.isFinite(value) || value < 0) throw new ScriptError(`${at}.delay_ms: must be a number ≥ 0`);
-      return { delay_ms: value };
+      check(typeof value === "number" && Number.isFinite(value) && value >= 0, field, "must be a number ≥ 0");
+      return { delay_ms: value as number };
     case "error":
-      return { error: parseErrorStep(value, `${at}.error`) };
+      return { error: parseErrorStep(value, field) };
     default:
-      throw new ScriptError(`${at}.${kind}: unknown step (expected text, thinking, tool_call, usage, finish, delay_ms, error)`);
+      throw new ScriptError(field, `unknown step (expected ${stepKinds})`);
   }
 }
 
 function parseErrorStep(value: unknown, at: string): { message: string; retryable: boolean; status?: number } {
   if (typeof value === "string") return { message: value, retryable: false };
-  if (!isObject(value)) throw new ScriptError(`${at}: must be a message string or {message, retryable, status}`);
-  const { message = "scripted model error", retryable = false, status } = value;
-  if (typeof message !== "string") throw new ScriptError(`${at}.message: must be a string`);
-  if (typeof retryable !== "boolean") throw new ScriptError(`${at}.retryable: must be true or false`);
-  if (status !== undefined && (!Number.isInteger(status) || (status as number) < 100 || (status as number) > 599)) {
-    throw new ScriptError(`${at}.status: must be an HTTP status (100-599)`);
-  }
-  return { message, retryable, ...(status !== undefined ? { status: status as number } : {}) };
+  check(isObject(value), at, "must be a message string or {message, retryable, status}");
+  const { message = "scripted model error", retryable = false, status } = value as Record<string, unknown>;
+  check(typeof message === "string", `${at}.message`, "must be a string");
+  check(typeof retryable === "boolean", `${at}.retryable`, "must be true or false");
+  const validStatus = Number.isInteger(status) && (status as number) >= 100 && (status as number) <= 599;
+  check(status === undefined || validStatus, `${at}.status`, "must be an HTTP status (100-599)");
+  return { message: message as string, retryable: retryable as boolean, ...(status !== undefined ? { status: status as number } : {}) };
 }
 
 function parseUsage(value: unknown, at: string): ScriptUsage {
-  if (!isObject(value)) throw new ScriptError(`${at}: must be an object of token counts`);
+  check(isObject(value), at, "must be an object of token counts");
   const usage: ScriptUsage = {};
-  for (const [key, count] of Object.entries(value)) {
+  for (const [key, count] of Object.entries(value as Record<string, unknown>)) {
     const field = usageKeys[key];
-    if (!field) throw new ScriptError(`${at}.${key}: unknown field (expected input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens)`);
-    if (!Number.isInteger(count) || (count as number) < 0) throw new ScriptError(`${at}.${key}: must be an integer ≥ 0`);
-    usage[field] = count as number;
+    check(field !== undefined, `${at}.${key}`, `unknown field (expected ${usageNames})`);
+    check(Number.isInteger(count) && (count as number) >= 0, `${at}.${key}`, "must be an integer ≥ 0");
+    usage[field!] = count as number;
   }
   return usage;
 }
 
 /** The latest user message that carries text (not just tool results), and its position. */
-export function latestUserText(messages: readonly ModelMessage[]): { index: number; message: ModelMessage; text: string } | undefined {
+export function latestUserText(
+  messages: readonly ModelMessage[],
+): { index: number; message: ModelMessage; text: string } | undefined {
   for (let index = messages.length - 1; index >= 0; index--) {
     const message = messages[index]!;
     if (message.role !== "user" || message.parts.some((p) => p.type === "tool_result")) continue;

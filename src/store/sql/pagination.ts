@@ -56,7 +56,8 @@ export async function listPage<T extends { createdAt: number; id: string }>(q: S
   const limit = pageLimit(query.page?.limit);
   const where = [...query.where];
   const params = [...query.params];
-  if (query.page?.cursor !== undefined) {
+  // An empty cursor means the first page, as an empty page token does in gRPC APIs.
+  if (query.page?.cursor) {
     const after = decodeCursor(query.page.cursor);
     where.push("(created_at, id) < (?, ?)");
     params.push(after.createdAt, after.id);

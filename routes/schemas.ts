@@ -1,0 +1,103 @@
+/**
+ * JSON schemas shared by the REST routes, and the helpers that shape their answers. Every
+ * field name on the wire is snake_case; times are RFC 3339 strings.
+ */
+
+/** `{"error":{"code","message","details?"}}`: the body of every REST error. */
+export const errorSchema = {
+  type: "object",
+  properties: {
+    error: {
+      type: "object",
+      properties: {
+        code: { type: "string", description: "stable reason, e.g. not_found, invalid_argument, rate_limited" },
+        message: { type: "string" },
+        details: { type: "object", additionalProperties: true },
+      },
+      required: ["code", "message"],
+    },
+  },
+  required: ["error"],
+} as const;
+
+/** The error answers every authenticated route can give, plus `extra` statuses. */
+export function errorResponses(...extra: number[]): Record<number, typeof errorSchema> {
+  const statuses = [400, 401, 403, 429, ...extra];
+  return Object.fromEntries(statuses.map((s) => [s, errorSchema]));
+}
+
+/** Path parameters `{id}`: a UUID (a malformed id is a 400, an unknown one a 404). */
+export const idParams = {
+  type: "object",
+  properties: { id: { type: "string", format: "uuid" } },
+  required: ["id"],
+  additionalProperties: false,
+} as const;
+
+/** Largest page a client may ask for; more is a 400, not a silent cut. */
+export const MAX_LIMIT = 200;
+
+/** `limit` and `cursor` of every list route; merge more filters into `properties`. */
+export const pageQueryProperties = {
+  limit: { type: "integer", minimum: 1, maximum: MAX_LIMIT, default: 50, description: `page size (1..${MAX_LIMIT})` },
+  cursor: { type: "string", maxLength: 512, description: "`next_cursor` of the previous page (opaque)" },
+} as const;
+
+export const pageQuery = { type: "object", properties: pageQueryProperties, additionalProperties: false } as const;
+
+/** `{ items: [...], next_cursor? }`, newest first. */
+export function pageSchema<T extends object>(item: T) {
+  return {
+    type: "object",
+    properties: { items: { type: "array", items: item }, next_cursor: { type: "string" } },
+    required: ["items"],
+  } as const;
+}
+
+/** A store page in REST shape. */
+export function toPage<T, U>(page: { items: T[]; nextCursor?: string }, map: (item: T) => U): { items: U[]; next_cursor?: string } {
+  return { items: page.items.map(map), ...(page.nextCursor ? { next_cursor: page.nextCursor } : {}) };
+}
+
+export const timeSchema = { type: "string", format: "date-time" } as const;
+
+/** Epoch milliseconds as RFC 3339; undefined stays undefined. */
+export function iso(ms: number): string;
+export function iso(ms: number | undefined): string | undefined;
+export function iso(ms: number | undefined): string | undefined {
+  return ms === undefined ? undefined : new Date(ms).toISOString();
+}
+
+/** A permission rule as sent and returned (the rules StartSession enforces, first match wins). */
+export const permissionRuleSchema = {
+  type: "object",
+  properties: {
+    tool_pattern: { type: "string", minLength: 1, maxLength: 256, description: "glob over tool names (picomatch)" },
+    policy: { type: "string", enum: ["allow", "require_confirmation", "deny"] },
+    category: { type: "string", enum: ["unspecified", "physical", "pure"], description: "only tools of this category" },
+    reason: { type: "string", maxLength: 1000 },
+  },
+  required: ["tool_pattern", "policy"],
+  additionalProperties: false,
+} as const;
+
+/** Token counts, cache tokens included (`input_tokens` counts the cached part too). */
+export const usageSchema = {
+  type: "object",
+  properties: {
+    input_tokens: { type: "integer" },
+    output_tokens: { type: "integer" },
+    cache_read_tokens: { type: "integer" },
+    cache_creation_tokens: { type: "integer" },
+  },
+  required: ["input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens"],
+} as const;
+
+export function usageJson(u: { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheCreationTokens: number }) {
+  return {
+    input_tokens: u.inputTokens,
+    output_tokens: u.outputTokens,
+    cache_read_tokens: u.cacheReadTokens,
+    cache_creation_tokens: u.cacheCreationTokens,
+  };
+}

@@ -1,0 +1,177 @@
+import type { FastifyPluginAsync } from "fastify";
+import { principalOf } from "../src/auth/index.ts";
+import { RozError } from "../src/errors/index.ts";
+import type { SessionRegistry } from "../src/session/index.ts";
+import type { Session, SessionStatus, Store } from "../src/store/index.ts";
+import { errorResponses, idParams, iso, pageQueryProperties, pageSchema, timeSchema, toPage, usageJson, usageSchema } from "./schemas.ts";
+import { conversationJson, conversationOf, turnJson } from "./transcript.ts";
+
+export interface SessionRoutesOptions {
+  store: Pick<Store, "getSession" | "listSessions" | "listTurns" | "updateSessionStatus">;
+  /** The live sessions of this process: DELETE ends a running one first. */
+  registry: Pick<SessionRegistry, "get" | "remove">;
+}
+
+const statuses: SessionStatus[] = ["active", "detached", "completed", "cancelled", "error"];
+
+const sessionSchema = {
+  type: "object",
+  properties: {
+    id: { type: "string" },
+    environment_id: { type: "string" },
+    model: { type: "string", description: "resolved provider/model" },
+    status: { type: "string", enum: statuses },
+    host_id: { type: "string" },
+    node_id: { type: "string" },
+    created_at: timeSchema,
+    updated_at: timeSchema,
+    ended_at: timeSchema,
+    usage: usageSchema,
+    turn_count: { type: "integer" },
+    compaction_count: { type: "integer" },
+  },
+  required: ["id", "environment_id", "model", "status", "created_at", "updated_at", "usage", "turn_count", "compaction_count"],
+} as const;
+
+const listQuery = {
+  type: "object",
+  properties: {
+    ...pageQueryProperties,
+    status: { type: "string", enum: statuses },
+    environment_id: { type: "string", format: "uuid" },
+  },
+  additionalProperties: false,
+} as const;
+
+const formats = ["both", "conversation", "turns"] as const;
+type Format = (typeof formats)[number];
+
+const messagesQuery = {
+  type: "object",
+  properties: {
+    format: {
+      type: "string",
+      enum: formats,
+      default: "both",
+      description: "conversation: `messages` (ConversationMessage JSON for StartSession.history); turns: `turns`; both: both",
+    },
+  },
+  additionalProperties: false,
+} as const;
+
+const anyObject = { type: "object", additionalProperties: true } as const;
+
+const messagesSchema = {
+  type: "object",
+  properties: {
+    session_id: { type: "string" },
+    messages: { type: "array", items: anyObject, description: "roz.v1.ConversationMessage in protobuf JSON" },
+    turns: { type: "array", items: anyObject },
+  },
+  required: ["session_id"],
+} as const;
+
+/** The REST shape of a session. */
+export const sessionJson = (s: Session) => ({
+  id: s.id,
+  environment_id: s.environmentId,
+  model: s.model,
+  status: s.status,
+  ...(s.hostId !== undefined ? { host_id: s.hostId } : {}),
+  ...(s.nodeId !== undefined ? { node_id: s.nodeId } : {}),
+  created_at: iso(s.createdAt),
+  updated_at: iso(s.updatedAt),
+  ...(s.endedAt !== undefined ? { ended_at: iso(s.endedAt) } : {}),
+  usage: usageJson(s.usage),
+  turn_count: s.turnCount,
+  compaction_count: s.compactionCount,
+});
+
+const notFound = (id: string) => new RozError("not_found", `session "${id}" not found`);
+
+/**
+ * `/v1/sessions`: list, get, transcript, and DELETE — which ends a live session (status
+ * `cancelled`) but keeps its stored transcript, usage and events: sessions are an audit
+ * record, and there is no store operation that erases them.
+ */
+export const sessionRoutes: FastifyPluginAsync<SessionRoutesOptions> = async (app, { store, registry }) => {
+  const config = { scope: "sessions" } as const;
+  const tags = ["sessions"];
+
+  app.get(
+    "/v1/sessions",
+    { config, schema: { summary: "List sessions, newest first", tags, querystring: listQuery, response: { 200: pageSchema(sessionSchema), ...errorResponses() } } },
+    async (request) => {
+      const q = request.query as { limit: number; cursor?: string; status?: SessionStatus; environment_id?: string };
+      const page = await store.listSessions(principalOf(request).tenantId, {
+        limit: q.limit,
+        ...(q.cursor !== undefined ? { cursor: q.cursor } : {}),
+        ...(q.status !== undefined ? { status: q.status } : {}),
+        ...(q.environment_id !== undefined ? { environmentId: q.environment_id } : {}),
+      });
+      return toPage(page, sessionJson);
+    },
+  );
+
+  app.get(
+    "/v1/sessions/:id",
+    { config, schema: { summary: "Get a session with its usage", tags, params: idParams, response: { 200: sessionSchema, ...errorResponses(404) } } },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      const session = await store.getSession(principalOf(request).tenantId, id);
+      if (!session) throw notFound(id);
+      return sessionJson(session);
+    },
+  );
+
+  app.get(
+    "/v1/sessions/:id/messages",
+    {
+      config,
+      schema: {
+        summary: "The transcript: as ConversationMessages and/or per turn with tool calls",
+        tags,
+        params: idParams,
+        querystring: messagesQuery,
+        response: { 200: messagesSchema, ...errorResponses(404) },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      const { format } = request.query as { format: Format };
+      const turns = await store.listTurns(principalOf(request).tenantId, id);
+      if (!turns) throw notFound(id);
+      return {
+        session_id: id,
+        ...(format !== "turns" ? { messages: conversationJson(conversationOf(turns)) } : {}),
+        ...(format !== "conversation" ? { turns: turns.map(turnJson) } : {}),
+      };
+    },
+  );
+
+  app.delete(
+    "/v1/sessions/:id",
+    {
+      config,
+      schema: {
+        summary: "End a session (cancelled); its stored transcript is kept",
+        tags,
+        params: idParams,
+        response: { 204: { type: "null", description: "ended (or had already ended)" }, ...errorResponses(404) },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params as { id: string };
+      const tenantId = principalOf(request).tenantId;
+      if (!(await store.getSession(tenantId, id))) throw notFound(id);
+      const live = registry.get(tenantId, id);
+      if (live) {
+        await live.end("cancelled", "session deleted through the REST API");
+        registry.remove(live);
+      }
+      // Also for a session the store still thinks is running but this process does not hold.
+      await store.updateSessionStatus(tenantId, id, { status: "cancelled", from: ["active", "detached"] });
+      return reply.status(204).send();
+    },
+  );
+};

@@ -1,0 +1,144 @@
+import { performance } from "node:perf_hooks";
+import type { FastifyInstance } from "fastify";
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { TurnRecord } from "../agent/index.ts";
+import type { ModelAdapter, ModelCatalog, ResolvedModel } from "../models/index.ts";
+import type { SessionMetrics, SessionStatus } from "../session/index.ts";
+
+/** Model events that count as the first token of a response. */
+const FIRST_TOKEN = new Set(["text_delta", "thinking_delta", "tool_call"]);
+
+/** The Prometheus metrics of one app (its own `Registry`: several apps may share a process). */
+export interface Metrics {
+  readonly registry: Registry;
+  /** What `SessionDeps.metrics` gets. */
+  readonly session: SessionMetrics;
+  /** Times one store operation (`storePersistence`'s `observe`). */
+  observeStore<T>(op: string, run: () => Promise<T>): Promise<T>;
+  /** The catalog with every adapter timed (time to first token per provider). */
+  timeModels(catalog: ModelCatalog): ModelCatalog;
+  /** Counts every HTTP response (REST and RPC) by method, route and status. */
+  registerHttp(app: FastifyInstance): void;
+}
+
+const seconds = (since: number): number => (performance.now() - since) / 1000;
+
+/** Builds the metrics of one app, with Node's default process metrics (prefixed `roz_`). */
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: "roz_" });
+  const sessions = new Gauge({ name: "roz_sessions", help: "Live sessions on this node by status (active, detached)", labelNames: ["status"], registers: [registry] });
+  sessions.set({ status: "active" }, 0);
+  sessions.set({ status: "detached" }, 0);
+  const turns = new Counter({ name: "roz_turns_total", help: "Finished turns by stop reason", labelNames: ["stop_reason"], registers: [registry] });
+  const tokens = new Counter({
+    name: "roz_tokens_total",
+    help: "Model tokens by kind (input includes cache_read; cache_creation where the provider reports it)",
+    labelNames: ["kind"],
+    registers: [registry],
+  });
+  const turnSeconds = new Histogram({
+    name: "roz_turn_duration_seconds",
+    help: "Wall time of a turn, tool round trips included",
+    buckets: [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900],
+    registers: [registry],
+  });
+  const firstToken = new Histogram({
+    name: "roz_model_time_to_first_token_seconds",
+    help: "From a model request to its first text, thinking or tool-call event",
+    labelNames: ["provider"],
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32],
+    registers: [registry],
+  });
+  const toolRoundTrip = new Histogram({
+    name: "roz_tool_round_trip_seconds",
+    help: "From a tool request (after approval) to the client's result",
+    buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300],
+    registers: [registry],
+  });
+  const errors = new Counter({ name: "roz_errors_total", help: "Errors reported to clients and internal failures, by code", labelNames: ["code"], registers: [registry] });
+  const storeSeconds = new Histogram({
+    name: "roz_store_operation_seconds",
+    help: "Latency of store operations by operation and outcome",
+    labelNames: ["op", "outcome"],
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
+    registers: [registry],
+  });
+  const http = new Counter({ name: "roz_http_requests_total", help: "HTTP responses by method, route and status", labelNames: ["method", "route", "status"], registers: [registry] });
+
+  const session: SessionMetrics = {
+    sessionStatus(status: SessionStatus, delta: number) {
+      if (status === "active" || status === "detached") sessions.inc({ status }, delta);
+    },
+    turnCompleted(record: TurnRecord) {
+      turns.inc({ stop_reason: record.stopReason });
+      tokens.inc({ kind: "input" }, record.usage.inputTokens);
+      tokens.inc({ kind: "output" }, record.usage.outputTokens);
+      tokens.inc({ kind: "cache_read" }, record.usage.cacheReadTokens);
+      tokens.inc({ kind: "cache_creation" }, record.usage.cacheCreationTokens);
+      turnSeconds.observe(Math.max(0, record.endedAt - record.startedAt) / 1000);
+      for (const call of record.toolCalls) {
+        // Calls without a client result (denied, unknown, cancelled) made no round trip.
+        if (call.outcome) toolRoundTrip.observe(Math.max(0, call.endedAt - call.startedAt) / 1000);
+      }
+    },
+    error(code: string) {
+      errors.inc({ code });
+    },
+  };
+
+  const timeAdapter = (adapter: ModelAdapter): ModelAdapter => ({
+    provider: adapter.provider,
+    async *stream(request) {
+      const started = performance.now();
+      let first = true;
+      for await (const event of adapter.stream(request)) {
+        if (first && FIRST_TOKEN.has(event.type)) {
+          first = false;
+          firstToken.observe({ provider: adapter.provider }, seconds(started));
+        }
+        yield event;
+      }
+    },
+  });
+
+  return {
+    registry,
+    session,
+    async observeStore(op, run) {
+      const started = performance.now();
+      try {
+        const result = await run();
+        storeSeconds.observe({ op, outcome: "ok" }, seconds(started));
+        return result;
+      } catch (err) {
+        storeSeconds.observe({ op, outcome: "error" }, seconds(started));
+        throw err;
+      }
+    },
+    timeModels(catalog) {
+      const timed = new WeakMap<ModelAdapter, ModelAdapter>();
+      return {
+        get defaultModel() {
+          return catalog.defaultModel;
+        },
+        get offline() {
+          return catalog.offline;
+        },
+        providers: () => catalog.providers(),
+        resolve(name): ResolvedModel | undefined {
+          const model = catalog.resolve(name);
+          if (!model) return undefined;
+          let adapter = timed.get(model.adapter);
+          if (!adapter) timed.set(model.adapter, (adapter = timeAdapter(model.adapter)));
+          return { ...model, adapter };
+        },
+      };
+    },
+    registerHttp(app) {
+      app.addHook("onResponse", async (request, reply) => {
+        http.inc({ method: request.method, route: request.routeOptions.url ?? "unmatched", status: String(reply.statusCode) });
+      });
+    },
+  };
+}

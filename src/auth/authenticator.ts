@@ -1,0 +1,103 @@
+import { RozError } from "../errors/index.ts";
+import type { Principal } from "../session/index.ts";
+import type { Store } from "../store/index.ts";
+import { bearerToken, hashSecret, looksLikeSecret } from "./api-keys.ts";
+import { requireScope, SCOPES } from "./scopes.ts";
+
+/** `ROZ_AUTH`. */
+export type AuthMode = "required" | "disabled";
+
+/** The tenant every open-mode request acts as. */
+export const OPEN_TENANT = "default";
+
+/** How often, at most, "no key exists yet" is re-counted while the server runs open. */
+export const DEFAULT_RECHECK_MS = 2_000;
+
+export interface AuthenticatorOptions {
+  store: Pick<Store, "findKeyByHash" | "countKeys" | "ensureTenant" | "touchKey">;
+  mode: AuthMode;
+  /** Bound to a loopback address: with mode `required` the server runs open until a key exists. */
+  loopback: boolean;
+  recheckMs?: number;
+  now?: () => number;
+  /** Receives failures of the best-effort `last_used_at` update. */
+  onTouchError?: (err: unknown) => void;
+}
+
+/**
+ * Resolves `authorization: Bearer roz_sk_…` to a principal, for REST and RPC alike.
+ *
+ * Open mode (every caller is the `default` tenant with every scope, credentials ignored):
+ * `ROZ_AUTH=disabled`, or a loopback server while no key was ever created. Creating the first
+ * key closes it: at once through `keysChanged()` (REST), else at the next re-count, at most
+ * `recheckMs` later (a key made by the CLI in another process). Keys are never deleted, so
+ * once closed the server stays closed.
+ */
+export class Authenticator {
+  readonly #opts: AuthenticatorOptions;
+  readonly #now: () => number;
+  #closed: boolean;
+  #openUntil = 0;
+  #counting: Promise<boolean> | undefined;
+  #openPrincipal: Promise<Principal> | undefined;
+
+  constructor(opts: AuthenticatorOptions) {
+    this.#opts = opts;
+    this.#now = opts.now ?? Date.now;
+    this.#closed = opts.mode === "required" && !opts.loopback;
+  }
+
+  /**
+   * The principal of a request that needs `scope`. Throws `unauthenticated` for a missing,
+   * malformed, unknown, revoked or expired key and `permission_denied` for a missing scope.
+   */
+  async authenticate(authorization: string | null | undefined, scope: string): Promise<Principal> {
+    if (await this.isOpen()) return this.#open();
+    const token = bearerToken(authorization);
+    if (token === undefined) throw new RozError("unauthenticated", "missing credentials: send authorization: Bearer roz_sk_…");
+    if (!looksLikeSecret(token)) throw new RozError("unauthenticated", "malformed API key");
+    const found = await this.#opts.store.findKeyByHash(hashSecret(token), this.#now());
+    if (!found) throw new RozError("unauthenticated", "unknown, revoked or expired API key");
+    const principal: Principal = { tenantId: found.tenant.id, keyId: found.key.id, scopes: found.key.scopes };
+    requireScope(principal, scope);
+    this.#opts.store.touchKey(found.key.id, this.#now()).catch((err: unknown) => this.#opts.onTouchError?.(err));
+    return principal;
+  }
+
+  /** Whether requests are currently served without credentials. */
+  async isOpen(): Promise<boolean> {
+    if (this.#opts.mode === "disabled") return true;
+    if (this.#closed) return false;
+    if (this.#now() < this.#openUntil) return true;
+    // One count at a time, shared by every request that arrives meanwhile.
+    this.#counting ??= this.#opts.store.countKeys().then(
+      (n) => {
+        this.#counting = undefined;
+        if (n > 0) this.#closed = true;
+        else this.#openUntil = this.#now() + (this.#opts.recheckMs ?? DEFAULT_RECHECK_MS);
+        return n === 0;
+      },
+      (err: unknown) => {
+        this.#counting = undefined;
+        throw err;
+      },
+    );
+    return this.#counting;
+  }
+
+  /** A key was created: leave open mode now (required mode only). */
+  keysChanged(): void {
+    if (this.#opts.mode === "required") this.#closed = true;
+  }
+
+  #open(): Promise<Principal> {
+    this.#openPrincipal ??= this.#opts.store.ensureTenant(OPEN_TENANT).then(
+      (tenant) => ({ tenantId: tenant.id, scopes: [...SCOPES] }),
+      (err: unknown) => {
+        this.#openPrincipal = undefined;
+        throw err;
+      },
+    );
+    return this.#openPrincipal;
+  }
+}

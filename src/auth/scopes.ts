@@ -1,0 +1,42 @@
+import { RozError } from "../errors/index.ts";
+
+/**
+ * The scopes a key can carry. `admin` implies every other scope. The list is part of the
+ * API (keys are created with these names): only add to it.
+ */
+export const SCOPES = ["sessions", "tasks", "environments", "keys", "admin"] as const;
+
+export type Scope = (typeof SCOPES)[number];
+
+/** Whatever carries scopes: a principal, a stored key. */
+interface Scoped {
+  readonly scopes: readonly string[];
+}
+
+/** True when `who` may act under `scope` (it holds it, or holds `admin`). */
+export function hasScope(who: Scoped, scope: string): boolean {
+  return who.scopes.includes("admin") || who.scopes.includes(scope);
+}
+
+/** Throws `permission_denied` naming the scope unless `who` holds it. */
+export function requireScope(who: Scoped, scope: string): void {
+  if (!hasScope(who, scope)) throw new RozError("permission_denied", `this key lacks the "${scope}" scope`);
+}
+
+/**
+ * Checks that `granter` may hand out `scopes` (a key cannot grant what it does not have;
+ * only `admin` may grant `admin`). Returns the scopes sorted and without duplicates.
+ */
+export function grantableScopes(granter: Scoped, scopes: readonly string[]): string[] {
+  const wanted = [...new Set(scopes)].sort();
+  for (const scope of wanted) {
+    if (!(SCOPES as readonly string[]).includes(scope)) {
+      throw new RozError("invalid_argument", `unknown scope "${scope}" (expected one of ${SCOPES.join(", ")})`);
+    }
+    if (!granter.scopes.includes("admin") && !granter.scopes.includes(scope)) {
+      throw new RozError("permission_denied", `cannot grant the "${scope}" scope: the calling key does not have it`);
+    }
+  }
+  if (wanted.length === 0) throw new RozError("invalid_argument", "a key needs at least one scope");
+  return wanted;
+}

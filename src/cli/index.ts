@@ -1,0 +1,2 @@
+/** Sub-commands of the `roz` binary other than running the server. */
+export { KEYS_USAGE, runKeysCommand, type CliOutput } from "./keys.ts";

@@ -1,0 +1,128 @@
+// The real `roz` command: --help, configuration errors, and graceful shutdown with open streams.
+import * as net from "node:net";
+import * as grpc from "@grpc/grpc-js";
+import { afterEach, describe, expect, it } from "vitest";
+import { settings } from "../../src/app/config.ts";
+import { createGrpcJsClient, req, type RozGrpcJsClient } from "../support/grpc-js-client.ts";
+import { runCli, spawnServer, type SpawnedServer } from "../support/server.ts";
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** Resolves with the connect error code (e.g. ECONNREFUSED), or "connected". */
+const tryConnect = (port: number): Promise<string> =>
+  new Promise((resolve) => {
+    const socket = net.connect(port, "127.0.0.1");
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve("connected");
+    });
+    socket.once("error", (err: NodeJS.ErrnoException) => resolve(err.code ?? "error"));
+  });
+
+async function spawnWithClient(env: Record<string, string>): Promise<{ server: SpawnedServer; client: RozGrpcJsClient }> {
+  const server = await spawnServer(env);
+  cleanups.push(() => server.dispose());
+  const client = createGrpcJsClient(server.url);
+  cleanups.push(() => client.close());
+  return { server, client };
+}
+
+/** Waits until the server logged that it is shutting down (it no longer listens after that). */
+const shuttingDown = (server: SpawnedServer) =>
+  expect.poll(() => server.logLines().some((l) => l["msg"] === "shutting down"), { timeout: 10_000 }).toBe(true);
+
+describe("roz --help", () => {
+  it("prints every variable with its default and exits 0", async () => {
+    const result = await runCli(["--help"]);
+    expect(result.code).toBe(0);
+    for (const setting of Object.values(settings)) {
+      const line = result.stdout.split("\n").find((l) => l.trim().startsWith(`${setting.env} `));
+      expect(line, setting.env).toBeDefined();
+      expect(line).toContain(`(default: ${setting.defaultText})`);
+    }
+  });
+});
+
+describe("configuration errors", () => {
+  it.each([
+    ["ROZ_PORT", "abc"],
+    ["ROZ_PORT", "70000"],
+    ["ROZ_MAX_MESSAGE_BYTES", "12 parsecs"],
+    ["ROZ_LOG_LEVEL", "loud"],
+  ])("%s=%s exits non-zero naming the variable", async (name, value) => {
+    const result = await runCli([], { [name]: value });
+    expect(result.code).not.toBe(0);
+    expect(result.code).not.toBeNull();
+    expect(result.stderr).toContain(name);
+    expect(result.stdout).not.toContain("roz listening on");
+  });
+
+  it("ROZ_TLS_CERT without ROZ_TLS_KEY exits non-zero naming ROZ_TLS_KEY", async () => {
+    const result = await runCli([], { ROZ_TLS_CERT: "/nonexistent.pem" });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain("ROZ_TLS_KEY");
+  });
+});
+
+describe("graceful shutdown (SIGTERM) of the real process", () => {
+  it("logs the listening URL as a JSON line", async () => {
+    const server = await spawnServer();
+    cleanups.push(() => server.dispose());
+    const line = server.logLines().find((l) => typeof l["url"] === "string");
+    expect(line?.["msg"]).toBe(`roz listening on ${server.url}`);
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect((await server.stop("SIGTERM")).code).toBe(0);
+  });
+
+  it("ends an open stream with UNAVAILABLE after the grace period, refuses new connections, exits 0", async () => {
+    const grace = 1500;
+    const { server, client } = await spawnWithClient({ ROZ_SHUTDOWN_GRACE_MS: String(grace) });
+    const call = client.openSession();
+    cleanups.push(() => call.cancel());
+    call.send(req.start());
+    expect((await call.next(10_000)).response).toBe("session_started");
+
+    const sentAt = Date.now();
+    server.child.kill("SIGTERM");
+    await shuttingDown(server);
+    expect(await tryConnect(server.port)).toBe("ECONNREFUSED");
+
+    const status = await call.status;
+    expect(status.code).toBe(grpc.status.UNAVAILABLE);
+    // The stream was held open for the grace period, not cut at once (generous lower bound).
+    expect(Date.now() - sentAt).toBeGreaterThanOrEqual(grace - 300);
+    expect(await server.exited).toEqual({ code: 0, signal: null });
+  });
+
+  it("lets a client half-close during the grace period: the stream ends OK and the process exits 0 early", async () => {
+    const grace = 20_000;
+    const { server, client } = await spawnWithClient({ ROZ_SHUTDOWN_GRACE_MS: String(grace) });
+    const call = client.openSession();
+    cleanups.push(() => call.cancel());
+    call.send(req.start());
+    expect((await call.next(10_000)).response).toBe("session_started");
+
+    const sentAt = Date.now();
+    server.child.kill("SIGTERM");
+    await shuttingDown(server);
+    expect(await tryConnect(server.port)).toBe("ECONNREFUSED");
+    // The open stream still works during the grace period.
+    call.send(req.ping());
+    expect((await call.responses.nextMatching((r) => r.response === "pong", 5_000)).response).toBe("pong");
+    call.end();
+    expect((await call.status).code).toBe(grpc.status.OK);
+    expect(await server.exited).toEqual({ code: 0, signal: null });
+    expect(Date.now() - sentAt).toBeLessThan(grace);
+  });
+
+  it("exits 0 on SIGTERM at once when nothing is open", async () => {
+    const server = await spawnServer({ ROZ_SHUTDOWN_GRACE_MS: "20000" });
+    cleanups.push(() => server.dispose());
+    const sentAt = Date.now();
+    expect(await server.stop("SIGTERM")).toEqual({ code: 0, signal: null });
+    expect(Date.now() - sentAt).toBeLessThan(10_000);
+  });
+});
