@@ -41,6 +41,12 @@ async function main(argv: string[]): Promise<number> {
   process.once("SIGTERM", () => stop("SIGTERM"));
   process.once("SIGINT", () => stop("SIGINT"));
   const url = await app.listen();
+  if (app.models.offline) {
+    app.fastify.log.warn(
+      { defaultModel: app.models.defaultModel },
+      "no model provider configured: sessions use the offline scripted model (set OPENAI_API_KEY / OPENAI_BASE_URL or ROZ_PROVIDERS_FILE)",
+    );
+  }
   app.fastify.log.info({ url, defaultModel: app.models.defaultModel }, `roz listening on ${url}`);
   return -1;
 }

@@ -141,7 +141,13 @@ class TurnLoop {
     const truncated = result.end.kind === "complete" && result.finish === "max_tokens";
     const calls: PlannedCall[] = truncated
       ? []
-      : result.toolCalls.map((c) => ({ id: deps.ids.claim(c.id), name: c.name, parameters: c.arguments, tool: byName.get(c.name) }));
+      : result.toolCalls.map((c) => ({
+          id: deps.ids.claim(c.id),
+          name: c.name,
+          parameters: c.arguments,
+          tool: byName.get(c.name),
+          ...(c.invalidArguments !== undefined ? { invalidArguments: c.invalidArguments } : {}),
+        }));
     const reply = assistantMessage(result.text, result.thinking, result.thinkingSignature, calls);
     if (reply !== undefined) this.#messages.push(reply);
     if (result.end.kind === "aborted") {

@@ -15,6 +15,8 @@ export interface ProviderToolCall {
   id: string;
   name: string;
   arguments: JsonObject;
+  /** The raw text when the model's arguments were not a JSON object. */
+  invalidArguments?: string;
 }
 
 /** How a model call ended: `failed` carries what the adapter threw. */
@@ -113,7 +115,12 @@ function collect(result: ModelCallResult, event: ModelEvent, onDelta: ModelCallI
       deliver(onDelta, "thinking", event.text);
       return;
     case "tool_call":
-      result.toolCalls.push({ id: event.id, name: event.name, arguments: event.arguments });
+      result.toolCalls.push({
+        id: event.id,
+        name: event.name,
+        arguments: event.arguments,
+        ...(event.invalidArguments !== undefined ? { invalidArguments: event.invalidArguments } : {}),
+      });
       return;
     case "usage":
       result.usage = addUsage(result.usage, event.usage);

@@ -6,6 +6,8 @@ import type { ToolUse } from "./turn-messages.ts";
 /** A tool call planned for dispatch; `tool` is undefined when the model named an unknown tool. */
 export interface PlannedCall extends ToolUse {
   tool: ClientTool | undefined;
+  /** Set when the model's arguments were not a JSON object: the call is refused. */
+  invalidArguments?: string;
 }
 
 /** Whether a call may run: with how it was let through, or why not (told to the model). */
@@ -25,6 +27,13 @@ export function screenCalls(calls: readonly PlannedCall[], evaluator: Permission
   return calls.map((call): Screening => {
     if (call.tool === undefined) {
       return { run: false, permission: "unknown_tool", message: `unknown tool "${call.name}": no such tool is available` };
+    }
+    if (call.invalidArguments !== undefined) {
+      return {
+        run: false,
+        permission: "unknown_tool",
+        message: `the arguments of tool "${call.name}" are not a JSON object: ${call.invalidArguments.slice(0, 200)}`,
+      };
     }
     const { policy, rule } = evaluator.decide(call.tool);
     if (policy === "allow") return { run: true, permission: "allowed" };
