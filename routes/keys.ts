@@ -74,7 +74,8 @@ export const keyRoutes: FastifyPluginAsync<KeyRoutesOptions> = async (app, { sto
     async (request, reply) => {
       const principal = principalOf(request);
       const body = request.body as { name?: string; scopes?: string[]; expires_at?: string };
-      const scopes = grantableScopes(principal, body.scopes ?? principal.scopes);
+      // Without a list the new key gets the caller's scopes (`admin` alone stands for all).
+      const scopes = grantableScopes(principal, body.scopes ?? (principal.scopes.includes("admin") ? ["admin"] : principal.scopes));
       const expiresAt = body.expires_at === undefined ? undefined : Date.parse(body.expires_at);
       if (expiresAt !== undefined && expiresAt <= Date.now()) {
         throw new RozError("invalid_argument", "body.expires_at: must be in the future", { details: { field: "body.expires_at" } });

@@ -2,7 +2,6 @@
  * The `roz` command: runs the server, or a sub-command (`roz keys create …`).
  * Configuration comes from the environment (see `--help`).
  */
-import { createApp } from "./app/app.ts";
 import { helpText, loadConfig } from "./app/config.ts";
 import { RozError } from "./errors/index.ts";
 import { KEYS_USAGE, runKeysCommand } from "./cli/index.ts";
@@ -24,6 +23,8 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const config = loadConfig();
+  // Loaded only to run the server: sub-commands such as `roz keys` start faster without it.
+  const { createApp } = await import("./app/app.ts");
   const app = await createApp(config);
   let stopping = false;
   const stop = (signal: string): void => {

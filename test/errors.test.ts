@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { httpStatusOf, reasons } from "../src/errors/index.ts";
+import { httpStatusOfReason, reasons, type Reason } from "../src/errors/index.ts";
 
 /** The README lists every error reason; this keeps the list and the registry in step. */
 describe("error registry", () => {
@@ -17,7 +17,7 @@ describe("error registry", () => {
     const registry = Object.entries(reasons).map(([reason, e]) => ({
       reason,
       code: e.code,
-      status: httpStatusOf[e.code],
+      status: httpStatusOfReason(reason as Reason),
       retryable: e.retryable,
     }));
     expect(listed).toEqual(registry);

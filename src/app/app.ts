@@ -143,6 +143,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
 
   registerRestErrors(app);
   app.setValidatorCompiler(restValidatorCompiler());
+  // REST bodies are JSON only: any other content type is a 415, not a string to validate.
+  app.removeContentTypeParser("text/plain");
   registerRestAuth(app, { authenticate, rateLimit: (principal) => rateLimits.rest(principal) });
   metrics.registerHttp(app);
   await app.register(cors, {
@@ -159,6 +161,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       components: { securitySchemes: { bearer: { type: "http", scheme: "bearer", bearerFormat: "roz_sk_…" } } },
       security: [{ bearer: [] }],
     },
+    // The RPC paths (/roz.v1.*, /grpc.reflection.*) are described by reflection, not OpenAPI.
+    transform: ({ schema, url }) => ({ schema: url.startsWith("/roz.") || url.startsWith("/grpc.") ? { ...schema, hide: true } : schema, url }),
   });
   await app.register(fastifyConnectPlugin, {
     routes: (router) => {
@@ -205,6 +209,12 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   await app.register(keyRoutes, { store, onKeyCreated: () => authenticator.keysChanged() });
   await app.register(metricsRoutes, { registry: metrics.registry });
 
+  // Applies the event-log retention; the store starts no timers of its own.
+  const pruneTimer = setInterval(() => {
+    store.pruneEvents().catch((err: unknown) => app.log.warn({ err }, "could not prune session events"));
+  }, 10 * 60_000);
+  pruneTimer.unref();
+
   return {
     fastify: app,
     config,
@@ -220,6 +230,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     },
     async close() {
       draining = true;
+      clearInterval(pruneTimer);
       await onePort?.drain(config.shutdownGraceMs, () => {
         for (const stream of openStreams) stream.shutdown();
       });

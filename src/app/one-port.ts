@@ -135,21 +135,27 @@ export class OnePortServer {
     this.server.close();
     for (const session of this.#h2Sessions) session.close();
     this.#h1.closeIdleConnections();
-    const idle = this.#waitIdle();
-    const deadline = Symbol("deadline");
-    const winner = await Promise.race([idle, delay(graceMs).then(() => deadline)]);
-    if (winner !== deadline) return;
+    if (await this.#waitIdle(graceMs)) return;
     onDeadline();
-    await Promise.race([this.#waitIdle(), delay(flushMs)]);
+    await this.#waitIdle(flushMs);
     for (const session of this.#h2Sessions) session.destroy();
     for (const socket of this.#h1Sockets) socket.destroy();
   }
 
-  async #waitIdle(): Promise<void> {
+  /**
+   * Polls until no connection is left (true) or `withinMs` has passed (false). The timers
+   * are not unref'd on purpose: a shutdown in progress must keep the process alive, or
+   * Node exits mid-`close()` once only these timers are left (and the store is never closed).
+   */
+  async #waitIdle(withinMs: number): Promise<boolean> {
+    const until = Date.now() + withinMs;
     while (this.connectionCount > 0) {
+      const left = until - Date.now();
+      if (left <= 0) return false;
       this.#h1.closeIdleConnections();
-      await delay(25);
+      await delay(Math.min(25, left));
     }
+    return true;
   }
 }
 
@@ -161,4 +167,4 @@ function configureHttp1(server: http.Server): void {
   server.setTimeout(0);
 }
 
-const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref());
+const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

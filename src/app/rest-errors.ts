@@ -1,5 +1,6 @@
+import type { Http2ServerRequest } from "node:http2";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { httpStatusOf, RozError } from "../errors/index.ts";
+import { httpStatusOfReason, RozError } from "../errors/index.ts";
 
 /** The JSON body of every REST error: `{"error":{"code","message","details?"}}`. */
 export function errorBody(code: string, message: string, details?: Record<string, unknown>) {
@@ -17,15 +18,6 @@ const fastifyErrors: Record<string, { status: number; code: string }> = {
   FST_ERR_CTP_INVALID_TYPE: { status: 415, code: "unsupported_media_type" },
 };
 
-/** Reasons whose HTTP status is more precise than their code's. */
-const statusOverrides: Partial<Record<string, number>> = {
-  message_too_large: 413,
-  payload_too_large: 413,
-  unsupported_media_type: 415,
-  // A well-formed request naming a model this server does not offer.
-  model_unavailable: 422,
-};
-
 /**
  * Every REST failure becomes a JSON error with a 4xx for bad input and a 5xx only for
  * our own faults. Causes are logged, never sent.
@@ -33,7 +25,7 @@ const statusOverrides: Partial<Record<string, number>> = {
 export function registerRestErrors(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError | RozError | Error, request: FastifyRequest, reply: FastifyReply) => {
     if (err instanceof RozError) {
-      const status = statusOverrides[err.reason] ?? httpStatusOf[err.code];
+      const status = httpStatusOfReason(err.reason);
       if (status >= 500) request.log.error({ err }, "request failed");
       if (err.reason === "rate_limited" && err.details?.["retry_after_seconds"] !== undefined) {
         void reply.header("retry-after", String(err.details["retry_after_seconds"]));
@@ -62,6 +54,55 @@ export function registerRestErrors(app: FastifyInstance): void {
   });
 
   app.setNotFoundHandler((request, reply) => {
-    void reply.status(404).send(errorBody("route_not_found", `no route ${request.method} ${request.url.split("?")[0]}`));
+    const message = `no route ${request.method} ${request.url.split("?")[0]}`;
+    if (sendRpcUnimplemented(request, reply, message)) return;
+    void reply.status(404).send(errorBody("route_not_found", message));
   });
+}
+
+/** gRPC status UNIMPLEMENTED. */
+const GRPC_UNIMPLEMENTED = "12";
+
+/**
+ * An RPC to a method this server does not have must fail the way its protocol says, not with
+ * a REST 404: gRPC and gRPC-Web clients read `grpc-status` (12, UNIMPLEMENTED) from a
+ * trailers-only answer with HTTP 200; Connect clients read a JSON error with HTTP 404.
+ * Returns false for requests that are not RPCs.
+ */
+function sendRpcUnimplemented(request: FastifyRequest, reply: FastifyReply, message: string): boolean {
+  const contentType = String(request.headers["content-type"] ?? "").toLowerCase();
+  const grpcWeb = contentType.startsWith("application/grpc-web");
+  if (grpcWeb || /^application\/grpc(\+|;|$)/.test(contentType)) {
+    const headers = {
+      "content-type": grpcWeb ? (contentType.split(";")[0] ?? contentType) : "application/grpc",
+      "grpc-status": GRPC_UNIMPLEMENTED,
+      "grpc-message": grpcPercentEncode(message),
+    };
+    const stream = (request.raw as unknown as Partial<Http2ServerRequest>).stream;
+    if (stream) {
+      // A real trailers-only answer: one HEADERS frame with END_STREAM. grpc-js ignores a
+      // grpc-status in headers that are followed by an (empty) DATA frame.
+      // Headers set by hooks (request id, CORS) go along.
+      const set = Object.entries(reply.getHeaders()).filter((entry): entry is [string, string | number | string[]] => entry[1] !== undefined);
+      reply.hijack();
+      stream.respond({ ...Object.fromEntries(set), ":status": 200, ...headers }, { endStream: true });
+      return true;
+    }
+    void reply.status(200).headers(headers).send();
+    return true;
+  }
+  if (contentType.startsWith("application/connect+") || request.headers["connect-protocol-version"] !== undefined) {
+    void reply.status(404).header("content-type", "application/json").send(JSON.stringify({ code: "unimplemented", message }));
+    return true;
+  }
+  return false;
+}
+
+/** gRPC's percent-encoding of `grpc-message`: UTF-8, bytes outside printable ASCII and `%` escaped. */
+function grpcPercentEncode(text: string): string {
+  let out = "";
+  for (const byte of Buffer.from(text, "utf8")) {
+    out += byte >= 0x20 && byte <= 0x7e && byte !== 0x25 ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
+  }
+  return out;
 }

@@ -13,6 +13,9 @@ export const OPEN_TENANT = "default";
 /** How often, at most, "no key exists yet" is re-counted while the server runs open. */
 export const DEFAULT_RECHECK_MS = 2_000;
 
+/** `last_used_at` is a coarse "in use lately": one store write per key per minute is plenty. */
+const TOUCH_INTERVAL_MS = 60_000;
+
 export interface AuthenticatorOptions {
   store: Pick<Store, "findKeyByHash" | "countKeys" | "ensureTenant" | "touchKey">;
   mode: AuthMode;
@@ -40,6 +43,8 @@ export class Authenticator {
   #openUntil = 0;
   #counting: Promise<boolean> | undefined;
   #openPrincipal: Promise<Principal> | undefined;
+  /** When this process last recorded each key's use; reset when it grows large. */
+  readonly #touched = new Map<string, number>();
 
   constructor(opts: AuthenticatorOptions) {
     this.#opts = opts;
@@ -60,7 +65,7 @@ export class Authenticator {
     if (!found) throw new RozError("unauthenticated", "unknown, revoked or expired API key");
     const principal: Principal = { tenantId: found.tenant.id, keyId: found.key.id, scopes: found.key.scopes };
     requireScope(principal, scope);
-    this.#opts.store.touchKey(found.key.id, this.#now()).catch((err: unknown) => this.#opts.onTouchError?.(err));
+    this.#touch(found.key.id);
     return principal;
   }
 
@@ -88,6 +93,14 @@ export class Authenticator {
   /** A key was created: leave open mode now (required mode only). */
   keysChanged(): void {
     if (this.#opts.mode === "required") this.#closed = true;
+  }
+
+  #touch(keyId: string): void {
+    const now = this.#now();
+    if (now - (this.#touched.get(keyId) ?? -Infinity) < TOUCH_INTERVAL_MS) return;
+    if (this.#touched.size >= 10_000) this.#touched.clear();
+    this.#touched.set(keyId, now);
+    this.#opts.store.touchKey(keyId, now).catch((err: unknown) => this.#opts.onTouchError?.(err));
   }
 
   #open(): Promise<Principal> {

@@ -1,3 +1,3 @@
 export { type ErrorCode, httpStatusOf } from "./codes.ts";
-export { reasons, type Reason } from "./registry.ts";
+export { httpStatusOfReason, reasons, type Reason } from "./registry.ts";
 export { RozError, toRozError } from "./roz-error.ts";

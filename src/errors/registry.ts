@@ -1,4 +1,4 @@
-import type { ErrorCode } from "./codes.ts";
+import { type ErrorCode, httpStatusOf } from "./codes.ts";
 
 /**
  * Every reason the server can report, with its code, whether a retry may succeed,
@@ -13,7 +13,7 @@ export const reasons = {
   unauthenticated: { code: "unauthenticated", retryable: false, message: "missing or invalid credentials" },
   invalid_argument: { code: "invalid_argument", retryable: false, message: "invalid argument" },
   not_found: { code: "not_found", retryable: false, message: "not found" },
-  model_unavailable: { code: "failed_precondition", retryable: false, message: "model is not available" },
+  model_unavailable: { code: "failed_precondition", retryable: false, message: "model is not available", http: 422 },
   already_started: { code: "failed_precondition", retryable: false, message: "session already started" },
   no_session: { code: "failed_precondition", retryable: false, message: "no session: send start first" },
   turn_in_progress: { code: "failed_precondition", retryable: false, message: "a turn is already running" },
@@ -25,16 +25,22 @@ export const reasons = {
   internal: { code: "internal", retryable: true, message: "internal error" },
   // transport and REST
   permission_denied: { code: "permission_denied", retryable: false, message: "the key lacks the required scope" },
-  message_too_large: { code: "resource_exhausted", retryable: false, message: "message exceeds the size limit" },
+  message_too_large: { code: "resource_exhausted", retryable: false, message: "message exceeds the size limit", http: 413 },
   malformed_message: { code: "invalid_argument", retryable: false, message: "malformed message" },
-  payload_too_large: { code: "resource_exhausted", retryable: false, message: "request body exceeds the size limit" },
-  unsupported_media_type: { code: "invalid_argument", retryable: false, message: "unsupported content type" },
+  payload_too_large: { code: "resource_exhausted", retryable: false, message: "request body exceeds the size limit", http: 413 },
+  unsupported_media_type: { code: "invalid_argument", retryable: false, message: "unsupported content type", http: 415 },
   rate_limited: { code: "resource_exhausted", retryable: true, message: "rate limit exceeded" },
   route_not_found: { code: "not_found", retryable: false, message: "no such route" },
   conflict: { code: "already_exists", retryable: false, message: "conflict" },
   unavailable: { code: "unavailable", retryable: true, message: "service unavailable" },
   shutting_down: { code: "unavailable", retryable: true, message: "server is shutting down" },
   config_invalid: { code: "invalid_argument", retryable: false, message: "invalid configuration" },
-} as const satisfies Record<string, { code: ErrorCode; retryable: boolean; message: string }>;
+} as const satisfies Record<string, { code: ErrorCode; retryable: boolean; message: string; http?: number }>;
 
 export type Reason = keyof typeof reasons;
+
+/** The REST status of a reason: its code's, unless the reason names a more precise one. */
+export function httpStatusOfReason(reason: Reason): number {
+  const entry: { code: ErrorCode; http?: number } = reasons[reason];
+  return entry.http ?? httpStatusOf[entry.code];
+}

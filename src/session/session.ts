@@ -22,6 +22,7 @@ export class Session {
   #seq = 0;
   #unflushed: SequencedEvent[] = [];
   #sink: EventSink | undefined;
+  #onEnded: (() => void) | undefined;
   #status: SessionStatus = "active";
   #turn: Promise<void> | undefined;
   #detachTimer: NodeJS.Timeout | undefined;
@@ -55,16 +56,19 @@ export class Session {
     this.#sink?.(sequenced);
   }
 
-  attach(sink: EventSink): void {
+  /** `onEnded` runs when the session ends from elsewhere (REST DELETE, shutdown), to close the stream. */
+  attach(sink: EventSink, onEnded?: () => void): void {
     if (this.#detachTimer) clearTimeout(this.#detachTimer);
     this.#detachTimer = undefined;
     this.#sink = sink;
+    this.#onEnded = onEnded;
     if (this.#status === "detached") this.#setStatus("active");
   }
 
   /** The transport broke: keep the session (and its turn) for the grace period. */
   detach(onExpired: () => void): void {
     this.#sink = undefined;
+    this.#onEnded = undefined;
     if (this.#status !== "active") return;
     this.#setStatus("detached");
     this.#detachTimer = setTimeout(() => {
@@ -124,6 +128,9 @@ export class Session {
     await this.#turn;
     this.#sink = undefined;
     this.agent.dispose();
+    const onEnded = this.#onEnded;
+    this.#onEnded = undefined;
+    onEnded?.();
     const events = this.#unflushed;
     this.#unflushed = [];
     try {

@@ -56,11 +56,9 @@ describe("roz keys", () => {
   it("rejects bad usage with exit code 2 and a message", async () => {
     const cases: [string[], string][] = [
       [["keys", "create"], "--tenant is required"],
-      [["keys", "create", "--tenant", "a b"], "--tenant"],
       [["keys", "create", "--tenant", "x", "--scopes", "root"], 'unknown scope "root"'],
       [["keys", "create", "--tenant", "x", "--bogus"], "bogus"],
       [["keys", "frobnicate"], "unknown keys command"],
-      [["keys", "revoke", "--tenant", "acme"], "KEY_ID"],
     ];
     const results = await Promise.all(cases.map(([args]) => roz(...args)));
     for (const [i, [args, message]] of cases.entries()) {

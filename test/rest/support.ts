@@ -1,9 +1,10 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Interceptor, Transport } from "@connectrpc/connect";
 import { ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { issueKey } from "../../src/auth/index.ts";
-import { AgentService, type SessionResponse } from "../../src/gen/roz/v1/agent_pb.js";
-import { openConnectSession, type ConnectSession, type SessionRequestInit } from "../server/connect-session.ts";
+import { AgentService, type SessionResponse, type StartSessionSchema } from "../../src/gen/roz/v1/agent_pb.js";
+import { openConnectSession, type ConnectSession } from "../server/connect-session.ts";
 import { startServer, type TestServer } from "../support/server.ts";
 
 /**
@@ -40,7 +41,7 @@ export interface RequestOptions {
   /** Sent as JSON unless `raw` is given. */
   body?: unknown;
   /** A body sent as is (with `contentType`). */
-  raw?: string | Uint8Array;
+  raw?: string;
   contentType?: string;
   headers?: Record<string, string>;
 }
@@ -49,7 +50,7 @@ export interface RequestOptions {
 export async function request(baseUrl: string, method: string, path: string, opts: RequestOptions = {}): Promise<Reply> {
   const headers: Record<string, string> = { ...opts.headers };
   if (opts.key !== undefined) headers["authorization"] = `Bearer ${opts.key}`;
-  let body: string | Uint8Array | undefined;
+  let body: string | undefined;
   if (opts.raw !== undefined) {
     body = opts.raw;
     if (opts.contentType) headers["content-type"] = opts.contentType;
@@ -92,9 +93,9 @@ export interface StartOutcome {
 }
 
 /** Opens StreamSession and sends `start`; for a fatal answer, waits for the RPC status too. */
-export async function startSession(url: string, key: string | undefined, start: Partial<{ environmentId: string; model: string }> = {}): Promise<StartOutcome> {
+export async function startSession(url: string, key: string | undefined, start: MessageInitShape<typeof StartSessionSchema> = {}): Promise<StartOutcome> {
   const session = openConnectSession(grpcTransport(url, key));
-  session.send({ request: { case: "start", value: start } } as SessionRequestInit);
+  session.send({ request: { case: "start", value: start } });
   const first = await session.next(10_000);
   if (first.response.case === "sessionStarted") return { first, session };
   return { first, session, error: await session.done };

@@ -7,7 +7,7 @@ import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SessionRequestSchema, SessionResponseSchema } from "../../src/gen/roz/v1/agent_pb.js";
 import { createGrpcJsClient, req, type RozGrpcJsClient, type SessionCall, type WireResponse } from "../support/grpc-js-client.ts";
-import { startServer, type TestServer } from "../support/server.ts";
+import { liveSession, startServer, type TestServer } from "../support/server.ts";
 import { curl } from "./curl.ts";
 import { grpcFrame, grpcHeaders, grpcStatusOf, h2Request, parseGrpcFrames } from "./raw-h2.ts";
 
@@ -76,7 +76,7 @@ describe("message size limit (ROZ_MAX_MESSAGE_BYTES=64KiB)", () => {
     call.send(req.userMessage("y".repeat(LIMIT * 2)));
     const status = await call.status;
     expect(status.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
-    await expect.poll(() => server.app.registry.get("default", sessionId)).toBeUndefined();
+    await expect.poll(() => liveSession(server.app, sessionId)).toBeUndefined();
   });
 });
 
@@ -104,8 +104,11 @@ describe("malformed gRPC bodies (raw HTTP/2)", () => {
     const before = server.app.registry.size;
     const response = await h2Request(server.url, grpcHeaders(STREAM_SESSION), Buffer.concat([grpcFrame(startBytes()), grpcFrame(garbage())]));
     expect(grpcStatusOf(response)).toBe(grpc.status.INVALID_ARGUMENT);
-    const messages = parseGrpcFrames(response.data).map((m) => fromBinary(SessionResponseSchema, m));
+    const frames = parseGrpcFrames(response.data);
+    const messages = frames.map((m) => fromBinary(SessionResponseSchema, m));
     expect(messages[0]?.response.case).toBe("sessionStarted");
+    // `seq` is field 100 (varint): tag bytes A0 06, then the value 1.
+    expect(frames[0]!.includes(Buffer.from([0xa0, 0x06, 0x01]))).toBe(true);
     await expect.poll(() => server.app.registry.size).toBe(before);
   });
 });
@@ -127,13 +130,36 @@ describe("unknown methods", () => {
     const call = client.openRawBidi("/roz.v1.AgentService/Nope");
     call.send(Buffer.from([]));
     call.end();
-    expect((await call.status).code).toBe(grpc.status.UNIMPLEMENTED);
+    const status = await call.status;
+    expect(status.code).toBe(grpc.status.UNIMPLEMENTED);
+    expect(status.details).toContain("/roz.v1.AgentService/Nope");
   });
 
-  it.each(["/roz.v1.AgentService/Nope", "/roz.v1.NoSuchService/Call"])("a raw gRPC call to %s gets grpc-status 12", async (path) => {
+  it.each(["/roz.v1.AgentService/Nope", "/roz.v1.NoSuchService/Call"])("a raw gRPC call to %s gets a trailers-only grpc-status 12", async (path) => {
     const response = await h2Request(server.url, grpcHeaders(path), grpcFrame(Buffer.alloc(0)));
     expect(response.headers[":status"]).toBe(200);
-    expect(grpcStatusOf(response)).toBe(grpc.status.UNIMPLEMENTED);
+    expect(response.headers["grpc-status"]).toBe("12");
+    expect(response.data.length).toBe(0);
+  });
+
+  it("gRPC-Web over HTTP/1.1 to an unknown method gets grpc-status 12", async () => {
+    const r = await curl(`${server.url}/roz.v1.AgentService/Nope`, "1.1", {
+      method: "POST",
+      headers: { "content-type": "application/grpc-web+proto", "x-grpc-web": "1" },
+      data: "",
+    });
+    expect(r.status).toBe(200);
+    expect(r.headers["grpc-status"]).toBe("12");
+  });
+
+  it("Connect over HTTP/1.1 to an unknown method gets 404 with a Connect error body", async () => {
+    const r = await curl(`${server.url}/roz.v1.AgentService/Nope`, "1.1", {
+      method: "POST",
+      headers: { "content-type": "application/json", "connect-protocol-version": "1" },
+      data: "{}",
+    });
+    expect(r.status).toBe(404);
+    expect(JSON.parse(r.body)).toMatchObject({ code: "unimplemented" });
   });
 });
 
@@ -156,7 +182,7 @@ describe("clients that vanish mid-stream", () => {
     own.close();
     call.cancel();
     expect((await call.status).code).toBe(grpc.status.CANCELLED);
-    await expect.poll(() => server.app.registry.get("default", sessionId)?.status).toBe("detached");
+    await expect.poll(() => liveSession(server.app, sessionId)?.status).toBe("detached");
   });
 
   it("an HTTP/2 connection destroyed during a started stream detaches its session", async () => {
@@ -164,7 +190,7 @@ describe("clients that vanish mid-stream", () => {
     session.on("error", () => {});
     const { sessionId } = await openRawStarted(session);
     session.destroy();
-    await expect.poll(() => server.app.registry.get("default", sessionId)?.status).toBe("detached");
+    await expect.poll(() => liveSession(server.app, sessionId)?.status).toBe("detached");
   });
 
   it("an HTTP/2 connection destroyed in the middle of a frame does no harm", async () => {
@@ -183,7 +209,7 @@ describe("clients that vanish mid-stream", () => {
     try {
       const { stream, sessionId } = await openRawStarted(session);
       stream.close(http2.constants.NGHTTP2_CANCEL);
-      await expect.poll(() => server.app.registry.get("default", sessionId)?.status).toBe("detached");
+      await expect.poll(() => liveSession(server.app, sessionId)?.status).toBe("detached");
     } finally {
       session.destroy();
     }

@@ -30,11 +30,14 @@ async function spawnWithClient(env: Record<string, string>): Promise<{ server: S
   return { server, client };
 }
 
+/** The process's output, for assertion messages. */
+const output = (server: SpawnedServer): string => `stdout:\n${server.stdout()}\nstderr:\n${server.stderr()}`;
+
 /** Waits until the server logged that it is shutting down (it no longer listens after that). */
 const shuttingDown = (server: SpawnedServer) =>
   expect.poll(() => server.logLines().some((l) => l["msg"] === "shutting down"), { timeout: 10_000 }).toBe(true);
 
-describe("roz --help", () => {
+describe.concurrent("roz --help", () => {
   it("prints every variable with its default and exits 0", async () => {
     const result = await runCli(["--help"]);
     expect(result.code).toBe(0);
@@ -46,7 +49,7 @@ describe("roz --help", () => {
   });
 });
 
-describe("configuration errors", () => {
+describe.concurrent("configuration errors", () => {
   it.each([
     ["ROZ_PORT", "abc"],
     ["ROZ_PORT", "70000"],
@@ -74,7 +77,7 @@ describe("graceful shutdown (SIGTERM) of the real process", () => {
     const line = server.logLines().find((l) => typeof l["url"] === "string");
     expect(line?.["msg"]).toBe(`roz listening on ${server.url}`);
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect((await server.stop("SIGTERM")).code).toBe(0);
+    expect(await server.stop("SIGTERM"), output(server)).toEqual({ code: 0, signal: null });
   });
 
   it("ends an open stream with UNAVAILABLE after the grace period, refuses new connections, exits 0", async () => {
@@ -94,7 +97,7 @@ describe("graceful shutdown (SIGTERM) of the real process", () => {
     expect(status.code).toBe(grpc.status.UNAVAILABLE);
     // The stream was held open for the grace period, not cut at once (generous lower bound).
     expect(Date.now() - sentAt).toBeGreaterThanOrEqual(grace - 300);
-    expect(await server.exited).toEqual({ code: 0, signal: null });
+    expect(await server.exited, output(server)).toEqual({ code: 0, signal: null });
   });
 
   it("lets a client half-close during the grace period: the stream ends OK and the process exits 0 early", async () => {
@@ -114,7 +117,7 @@ describe("graceful shutdown (SIGTERM) of the real process", () => {
     expect((await call.responses.nextMatching((r) => r.response === "pong", 5_000)).response).toBe("pong");
     call.end();
     expect((await call.status).code).toBe(grpc.status.OK);
-    expect(await server.exited).toEqual({ code: 0, signal: null });
+    expect(await server.exited, output(server)).toEqual({ code: 0, signal: null });
     expect(Date.now() - sentAt).toBeLessThan(grace);
   });
 
@@ -122,7 +125,7 @@ describe("graceful shutdown (SIGTERM) of the real process", () => {
     const server = await spawnServer({ ROZ_SHUTDOWN_GRACE_MS: "20000" });
     cleanups.push(() => server.dispose());
     const sentAt = Date.now();
-    expect(await server.stop("SIGTERM")).toEqual({ code: 0, signal: null });
+    expect(await server.stop("SIGTERM"), output(server)).toEqual({ code: 0, signal: null });
     expect(Date.now() - sentAt).toBeLessThan(10_000);
   });
 });

@@ -8,10 +8,13 @@ export interface CurlResult {
   /** As curl reports it: `1.1` or `2`. */
   httpVersion: string;
   contentType: string;
+  /** Response headers by lower-case name (last value wins). */
+  headers: Record<string, string>;
   body: string;
 }
 
 const MARK = "\n@@curl-meta@@";
+const HEADERS_MARK = "\n@@curl-headers@@";
 
 /**
  * Runs the `curl` command line tool against `url` and returns status, negotiated HTTP
@@ -22,7 +25,7 @@ export function curl(
   http: CurlHttp,
   options: { insecure?: boolean; method?: string; headers?: Record<string, string>; data?: string; timeoutMs?: number } = {},
 ): Promise<CurlResult> {
-  const args = ["-sS", "--max-time", String(Math.ceil((options.timeoutMs ?? 10_000) / 1000)), "-w", `${MARK}%{json}`];
+  const args = ["-sS", "--max-time", String(Math.ceil((options.timeoutMs ?? 10_000) / 1000)), "-w", `${MARK}%{json}${HEADERS_MARK}%{header_json}`];
   args.push(http === "1.1" ? "--http1.1" : http === "h2c" ? "--http2-prior-knowledge" : "--http2");
   if (options.insecure) args.push("-k");
   if (options.method) args.push("-X", options.method);
@@ -36,8 +39,12 @@ export function curl(
         reject(new Error(`curl ${args.join(" ")} failed: ${error?.message ?? ""} ${stderr}`));
         return;
       }
-      const meta = JSON.parse(stdout.slice(at + MARK.length)) as { response_code: number; http_version: string; content_type: string | null };
-      resolve({ status: meta.response_code, httpVersion: meta.http_version, contentType: meta.content_type ?? "", body: stdout.slice(0, at) });
+      const tail = stdout.slice(at + MARK.length);
+      const split = tail.indexOf(HEADERS_MARK);
+      const meta = JSON.parse(tail.slice(0, split)) as { response_code: number; http_version: string; content_type: string | null };
+      const rawHeaders = JSON.parse(tail.slice(split + HEADERS_MARK.length)) as Record<string, string[]>;
+      const headers = Object.fromEntries(Object.entries(rawHeaders).map(([name, values]) => [name.toLowerCase(), values.at(-1) ?? ""]));
+      resolve({ status: meta.response_code, httpVersion: meta.http_version, contentType: meta.content_type ?? "", headers, body: stdout.slice(0, at) });
     });
   });
 }

@@ -2,7 +2,7 @@
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createGrpcJsClient, req, type RozGrpcJsClient, type SessionCall, type WireResponse } from "../support/grpc-js-client.ts";
-import { startServer, type TestServer } from "../support/server.ts";
+import { liveSession, startServer, type TestServer } from "../support/server.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -76,7 +76,7 @@ describe("StreamSession over h2c (grpc-js)", () => {
     expect(body.session_id).toMatch(UUID);
     expect(body.model).toBe("scripted/default");
     expect(Array.isArray(body.permissions)).toBe(true);
-    expect(server.app.registry.get("default", body.session_id)).toBeDefined();
+    expect(liveSession(server.app, body.session_id)).toBeDefined();
 
     call.send(req.start());
     const again = await call.next();
@@ -101,7 +101,7 @@ describe("StreamSession over h2c (grpc-js)", () => {
     const status = await call.status;
     expect(status.code).toBe(grpc.status.OK);
     expect(await call.responses.rest()).toEqual([]);
-    await expect.poll(() => server.app.registry.get("default", sessionId)).toBeUndefined();
+    await expect.poll(() => liveSession(server.app, sessionId)).toBeUndefined();
   });
 
   it("cancel_session before start ends the stream with OK", async () => {
@@ -116,7 +116,7 @@ describe("StreamSession over h2c (grpc-js)", () => {
     call.end();
     const status = await call.status;
     expect(status.code).toBe(grpc.status.OK);
-    await expect.poll(() => server.app.registry.get("default", sessionId)).toBeUndefined();
+    await expect.poll(() => liveSession(server.app, sessionId)).toBeUndefined();
   });
 
   it("a half-close before start ends the stream with OK", async () => {

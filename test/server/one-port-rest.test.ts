@@ -25,6 +25,8 @@ const openapiShape = {
       patternProperties: {
         "^/": {
           type: "object",
+          // OpenAPI 3.1 path items: these fields only (`query` is 3.2).
+          propertyNames: { enum: ["$ref", "summary", "description", "servers", "parameters", "get", "put", "post", "delete", "options", "head", "patch", "trace"] },
           patternProperties: {
             "^(get|put|post|delete|patch|head|options|trace)$": {
               type: "object",
@@ -79,8 +81,12 @@ describe.each(["1.1", "h2c"] as const)("REST over %s on the one port", (http) =>
     const validate = new Ajv({ strict: false }).compile(openapiShape);
     expect(validate(doc), JSON.stringify(validate.errors)).toBe(true);
     for (const path of ["/healthz", "/readyz", "/v1/version"]) expect(doc.paths[path]?.["get"], path).toBeDefined();
-    // The document describes REST only: neither itself nor the RPC paths are listed.
-    expect(Object.keys(doc.paths).some((p) => p.startsWith("/roz.v1."))).toBe(false);
+  });
+
+  it("GET /openapi.json describes REST only, not the RPC paths", async () => {
+    const doc = JSON.parse((await get("/openapi.json")).body) as { paths: Record<string, unknown> };
+    const rpcPaths = Object.keys(doc.paths).filter((p) => /^\/(roz\.v1|grpc\.reflection)\./.test(p));
+    expect(rpcPaths).toEqual([]);
   });
 
   it("an unknown path is a JSON 404", async () => {

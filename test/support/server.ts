@@ -56,6 +56,11 @@ export async function startServer(env: Record<string, string> = {}, overrides: A
   };
 }
 
+/** The live (active or detached) session with this id, whatever its tenant. */
+export function liveSession(app: App, sessionId: string) {
+  return app.registry.all().find((session) => session.id === sessionId);
+}
+
 /** How a child process ended. */
 export interface ExitStatus {
   code: number | null;
@@ -153,14 +158,26 @@ export async function spawnServer(env: Record<string, string> = {}, startTimeout
   };
 }
 
-/** Runs `node src/main.ts ...args` to completion (for `--help` and configuration errors). */
-export function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = 20_000): Promise<ExitStatus & { stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = execFile(
-      process.execPath,
-      ["src/main.ts", ...args],
-      { cwd: repoRoot, env: childEnv(env, join(tmpdir(), "roz-cli-unused")), timeout: timeoutMs, encoding: "utf8" },
-      (_error, stdout, stderr) => resolve({ code: child.exitCode, signal: child.signalCode, stdout, stderr }),
-    );
-  });
+/**
+ * Runs `node src/main.ts ...args` to completion (for `--help`, configuration errors and
+ * sub-commands). Without `ROZ_DATA_DIR` in `env` it gets a temporary one, removed afterwards.
+ */
+export async function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+  timeoutMs = 20_000,
+): Promise<ExitStatus & { stdout: string; stderr: string }> {
+  const ownDir = env["ROZ_DATA_DIR"] === undefined ? await mkdtemp(join(tmpdir(), "roz-cli-")) : undefined;
+  try {
+    return await new Promise((resolve) => {
+      const child = execFile(
+        process.execPath,
+        ["src/main.ts", ...args],
+        { cwd: repoRoot, env: childEnv(env, ownDir ?? ""), timeout: timeoutMs, encoding: "utf8" },
+        (_error, stdout, stderr) => resolve({ code: child.exitCode, signal: child.signalCode, stdout, stderr }),
+      );
+    });
+  } finally {
+    if (ownDir) await rm(ownDir, { recursive: true, force: true });
+  }
 }

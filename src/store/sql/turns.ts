@@ -149,7 +149,7 @@ export function turnRepo({ db, now }: StoreContext): TranscriptStore {
           ],
         );
         await insertRows(
-          db,
+          tx,
           "tool_calls",
           TOOL_CALL_COLUMNS,
           record.toolCalls.map((c, i) => toolCallRow(sessionId, seq, i, c)),

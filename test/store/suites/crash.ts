@@ -7,7 +7,7 @@ import type { SuiteContext } from "../conformance.ts";
 import { sumUsage, toolCallsFor, uniqueName, usageFor } from "../fixtures.ts";
 
 const WRITER = fileURLToPath(new URL("../crash-writer.ts", import.meta.url));
-const ROUNDS = 3;
+const ROUNDS = 5;
 
 /**
  * Runs the writer until it has acknowledged at least `minTurns` turns, lets it go on for a

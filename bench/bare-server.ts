@@ -1,0 +1,44 @@
+/**
+ * The transport baseline: a bare connect-node HTTP/2 (h2c) server with the same
+ * AgentService descriptor whose StreamSession only answers Ping with Pong. Whatever our
+ * server spends beyond this on a ping is the cost of its own layers.
+ */
+import { createServer } from "node:http2";
+import type { AddressInfo } from "node:net";
+import { create } from "@bufbuild/protobuf";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { AgentService, type SessionRequest, type SessionResponse, SessionResponseSchema } from "../src/gen/roz/v1/agent_pb.js";
+
+export interface BareServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Listens on 127.0.0.1, port 0, with gRPC, gRPC-Web and Connect enabled like ours. */
+export async function startBareServer(): Promise<BareServer> {
+  const handler = connectNodeAdapter({
+    routes: (router) =>
+      router.service(AgentService, {
+        async *streamSession(requests: AsyncIterable<SessionRequest>): AsyncGenerator<SessionResponse> {
+          for await (const request of requests) {
+            if (request.request.case === "ping") yield create(SessionResponseSchema, { response: { case: "pong", value: {} } });
+          }
+        },
+      }),
+  });
+  const server = createServer(handler);
+  const sessions = new Set<import("node:http2").ServerHttp2Session>();
+  server.on("session", (s) => {
+    sessions.add(s);
+    s.on("close", () => sessions.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sessions) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,57 @@
+/**
+ * `npm run bench [-- --quick] [-- --profile] [-- <section>…]`: measures our server against
+ * baselines taken in the same run and prints one table per section with target, measured
+ * value and OK/MISS. The machine is shared and noisy, so nothing here fails on a timing:
+ * the exit code is 0 unless a section crashed (then 1, after the other sections ran).
+ *
+ * Sections: transport (issue 3), session (issue 4), persistence (issue 5).
+ */
+import { runPersistence } from "./persistence.ts";
+import { runSession } from "./session.ts";
+import { type BenchOptions, printTable, type Row } from "./support.ts";
+import { runTransport } from "./transport.ts";
+
+const sections: Record<string, { title: string; run: (options: BenchOptions) => Promise<Row[]> }> = {
+  transport: { title: "transport (issue 3): StreamSession ping/pong", run: runTransport },
+  session: { title: "session (issue 4): deltas, latency, tools, idle memory", run: runSession },
+  persistence: { title: "persistence (issue 5): turns stored, turn latency", run: runPersistence },
+};
+
+const usage = `usage: npm run bench -- [--quick] [--profile] [${Object.keys(sections).join("|")}]…`;
+
+async function main(argv: string[]): Promise<number> {
+  const flags = new Set(argv.filter((a) => a.startsWith("--")));
+  const names = argv.filter((a) => !a.startsWith("--"));
+  const unknown = [...names.filter((n) => !(n in sections)), ...[...flags].filter((f) => !["--quick", "--profile", "--help"].includes(f))];
+  if (unknown.length > 0 || flags.has("--help")) {
+    console.error(unknown.length > 0 ? `unknown argument(s): ${unknown.join(", ")}\n${usage}` : usage);
+    return unknown.length > 0 ? 2 : 0;
+  }
+  const options: BenchOptions = { quick: flags.has("--quick"), profile: flags.has("--profile") };
+  const chosen = names.length > 0 ? names : Object.keys(sections);
+  console.log(`roz bench (${options.quick ? "quick" : "full"}), node ${process.version}, ${chosen.join(", ")}`);
+  console.log("Every ratio compares with a baseline measured in this same run; OK/MISS never changes the exit code.");
+  let failed = false;
+  const started = Date.now();
+  for (const name of chosen) {
+    const section = sections[name] as (typeof sections)[string];
+    const t0 = Date.now();
+    try {
+      const rows = await section.run(options);
+      printTable(`${section.title} [${((Date.now() - t0) / 1000).toFixed(0)} s]`, rows);
+    } catch (err) {
+      failed = true;
+      console.log(`\n== ${section.title} ==\nCRASHED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    }
+  }
+  console.log(`\ntotal ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  return failed ? 1 : 0;
+}
+
+const code = await main(process.argv.slice(2));
+process.exitCode = code;
+// Everything is closed by the sections; if a stray handle still holds the loop, say so and go.
+setTimeout(() => {
+  console.error("bench: handles still open after the run:", process.getActiveResourcesInfo().join(", "));
+  process.exit(code);
+}, 5000).unref();

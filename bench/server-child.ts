@@ -1,0 +1,78 @@
+/**
+ * Entry point of a benchmark server child (forked by server-process.ts): it hosts either
+ * our app (`createApp`) or the bare connect-node server, so that the server's CPU and
+ * memory are its own and not mixed with the load generator's. Commands arrive over IPC:
+ * `stats` (CPU time and heap), `gc`, `close` (graceful close, then exit 0 so that
+ * `--cpu-prof` writes its profile).
+ */
+import { createApp } from "../src/app/app.ts";
+import { loadConfig } from "../src/app/config.ts";
+import { MemoryPersistence } from "../src/app/memory-persistence.ts";
+import { startBareServer } from "./bare-server.ts";
+
+/** What the parent asks the child to host. */
+export interface ChildSpec {
+  kind: "roz" | "bare";
+  /** Configuration of our server (the child's own environment is not read). */
+  env?: Record<string, string>;
+  /** `memory`: `MemoryPersistence` instead of the store (the persistence baseline). */
+  persistence?: "store" | "memory";
+}
+
+export type ChildRequest = { id: number; type: "stats" | "gc" | "close" };
+export type ChildReply =
+  | { type: "listening"; url: string }
+  | { type: "failed"; error: string }
+  | { id: number; type: "stats"; cpuUserUs: number; cpuSystemUs: number; heapUsed: number; external: number; sessions: number }
+  | { id: number; type: "done" };
+
+function send(reply: ChildReply): void {
+  process.send?.(reply);
+}
+
+async function main(): Promise<void> {
+  const spec = JSON.parse(process.env.ROZ_BENCH_SPEC ?? "{}") as ChildSpec;
+  let close: () => Promise<void>;
+  let sessions = (): number => 0;
+  let url: string;
+  if (spec.kind === "bare") {
+    const bare = await startBareServer();
+    url = bare.url;
+    close = bare.close;
+  } else {
+    const app = await createApp(loadConfig(spec.env ?? {}), spec.persistence === "memory" ? { persistence: new MemoryPersistence() } : {});
+    url = await app.listen();
+    close = () => app.close();
+    sessions = () => app.registry.all().length;
+  }
+
+  process.on("message", (message: ChildRequest) => {
+    void (async () => {
+      switch (message.type) {
+        case "stats": {
+          const cpu = process.cpuUsage();
+          const mem = process.memoryUsage();
+          send({ id: message.id, type: "stats", cpuUserUs: cpu.user, cpuSystemUs: cpu.system, heapUsed: mem.heapUsed, external: mem.external, sessions: sessions() });
+          return;
+        }
+        case "gc":
+          globalThis.gc?.();
+          globalThis.gc?.();
+          send({ id: message.id, type: "done" });
+          return;
+        case "close":
+          await close();
+          send({ id: message.id, type: "done" });
+          process.disconnect?.();
+          // Exit normally (not by a signal) so that --cpu-prof writes its file.
+          process.exit(0);
+      }
+    })();
+  });
+  send({ type: "listening", url });
+}
+
+main().catch((err: unknown) => {
+  send({ type: "failed", error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+  process.exit(1);
+});

@@ -1,0 +1,132 @@
+/**
+ * Starts a benchmark server (ours or the bare baseline) in a child process and talks to
+ * it: RSS from /proc/<pid>/status, CPU time and GC over IPC, a graceful close that is
+ * turned into SIGKILL when it hangs. With `profile`, the child runs under `--cpu-prof`
+ * and `close()` returns the profile's path.
+ */
+import { type ChildProcess, fork } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { ChildReply, ChildRequest, ChildSpec } from "./server-child.ts";
+import { tempDir, within } from "./support.ts";
+
+/** Settings every benchmark server of ours gets unless the section overrides them. */
+export const benchServerDefaults: Record<string, string> = {
+  ROZ_HOST: "127.0.0.1",
+  ROZ_PORT: "0",
+  ROZ_LOG_LEVEL: "silent",
+  ROZ_SESSION_RATE_LIMIT_PER_MINUTE: "0",
+  ROZ_RATE_LIMIT_PER_MINUTE: "0",
+  ROZ_SHUTDOWN_GRACE_MS: "500",
+  // Keepalives are measured nowhere; keep them out of the event streams.
+  ROZ_KEEPALIVE_INTERVAL_MS: "3600000",
+  ROZ_MAX_CONCURRENT_STREAMS: "5000",
+};
+
+export interface CpuStats {
+  /** User + system CPU time of the child so far, in microseconds. */
+  cpuUs: number;
+  heapUsed: number;
+  external: number;
+  sessions: number;
+}
+
+export interface ServerProcess {
+  readonly url: string;
+  readonly pid: number;
+  /** Resident set size of the child in bytes (VmRSS). */
+  rss(): Promise<number>;
+  stats(): Promise<CpuStats>;
+  /** Runs the child's GC twice (it runs with --expose-gc). */
+  gc(): Promise<void>;
+  /** Closes the server and waits for the child to exit; resolves with the CPU profile path if profiling. */
+  close(): Promise<string | undefined>;
+}
+
+const childPath = fileURLToPath(new URL("./server-child.ts", import.meta.url));
+
+/**
+ * Forks the child with `spec` (our server gets a temporary ROZ_DATA_DIR and the defaults
+ * above, then `spec.env`) and resolves once it listens.
+ */
+export async function startServerProcess(spec: ChildSpec, options: { profile?: boolean } = {}): Promise<ServerProcess> {
+  const data = await tempDir("roz-bench-data-");
+  const profileDir = options.profile ? await tempDir("roz-bench-prof-") : undefined;
+  const full: ChildSpec = { ...spec, env: { ...benchServerDefaults, ROZ_DATA_DIR: data.path, ...spec.env } };
+  const child: ChildProcess = fork(childPath, [], {
+    execArgv: ["--expose-gc", ...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir.path}`] : [])],
+    env: { PATH: process.env.PATH ?? "", ROZ_BENCH_SPEC: JSON.stringify(full) },
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  let nextId = 1;
+  const waiting = new Map<number, (reply: ChildReply) => void>();
+  child.on("message", (reply: ChildReply) => {
+    if ("id" in reply) {
+      waiting.get(reply.id)?.(reply);
+      waiting.delete(reply.id);
+    }
+  });
+  const ask = (type: ChildRequest["type"], timeoutMs = 30_000): Promise<ChildReply> => {
+    const id = nextId++;
+    const answer = new Promise<ChildReply>((resolve) => waiting.set(id, resolve));
+    child.send({ id, type } satisfies ChildRequest);
+    return within(answer, timeoutMs, `bench server ${type}`);
+  };
+
+  const kill = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    await exited;
+    await data.remove();
+  };
+
+  let url: string;
+  try {
+    url = await within(
+      new Promise<string>((resolve, reject) => {
+        child.on("message", (reply: ChildReply) => {
+          if (reply.type === "listening") resolve(reply.url);
+          if (reply.type === "failed") reject(new Error(`bench server failed to start:\n${reply.error}`));
+        });
+        void exited.then(() => reject(new Error(`bench server exited before listening (code ${child.exitCode})`)));
+      }),
+      30_000,
+      "bench server start",
+    );
+  } catch (err) {
+    await kill();
+    throw err;
+  }
+
+  return {
+    url,
+    pid: child.pid as number,
+    async rss() {
+      const status = await readFile(`/proc/${child.pid}/status`, "utf8");
+      const kb = /VmRSS:\s+(\d+)\s+kB/.exec(status)?.[1];
+      return Number(kb) * 1024;
+    },
+    async stats() {
+      const r = await ask("stats");
+      if (r.type !== "stats") throw new Error("unexpected reply");
+      return { cpuUs: r.cpuUserUs + r.cpuSystemUs, heapUsed: r.heapUsed, external: r.external, sessions: r.sessions };
+    },
+    async gc() {
+      await ask("gc");
+    },
+    async close() {
+      try {
+        await ask("close", 20_000);
+        await within(exited, 10_000, "bench server exit");
+      } catch {
+        // A hang at close must not hang the benchmark; the numbers are already taken.
+      }
+      await kill();
+      if (!profileDir) return undefined;
+      const file = readdirSync(profileDir.path).find((f) => f.endsWith(".cpuprofile"));
+      return file ? join(profileDir.path, file) : undefined;
+    },
+  };
+}

@@ -1,0 +1,140 @@
+/**
+ * Session deltas (issue 4, parts 1 and 2): how fast one session relays a provider that
+ * streams as fast as it can, and how much latency the server adds per delta when many
+ * sessions stream at a steady rate. Each is compared with the same fake provider consumed
+ * directly by the `openai` client in this process.
+ */
+import OpenAI from "openai";
+import type { FakeOpenAI } from "../test/support/fake-openai/index.ts";
+import { type AgentClient, connectClients, finish, startSession, userMessage } from "./client.ts";
+import type { ServerProcess } from "./server-process.ts";
+import { mapLimit, now, type Summary, summarize } from "./support.ts";
+import { stampsOf, timedReply } from "./timed-frames.ts";
+
+export const BENCH_MODEL = "openai/fake-model";
+
+/** The `openai` client as our provider builds it: no retries, the fake's base URL. */
+export const directClient = (fake: FakeOpenAI): OpenAI => new OpenAI({ apiKey: "bench", baseURL: fake.baseURL, maxRetries: 0 });
+
+const chatBody = { model: "fake-model", messages: [{ role: "user" as const, content: "go" }], stream: true as const, stream_options: { include_usage: true } };
+
+export interface Throughput {
+  /** Deltas per second, first request to last delta. */
+  perSecond: number;
+  /** Time from the last delta to turn_complete (the turn is persisted in between), ms. */
+  tailMs: number;
+}
+
+/** `tokens` deltas through one session of our server. */
+export async function sessionThroughput(server: ServerProcess, fake: FakeOpenAI, tokens: number): Promise<Throughput> {
+  const conn = connectClients(server.url, 1);
+  try {
+    const { stream } = await startSession(conn.clients[0] as AgentClient, { model: BENCH_MODEL });
+    fake.plan({ tokens });
+    const started = now();
+    stream.send(userMessage("go"));
+    let deltas = 0;
+    let last = started;
+    for (;;) {
+      const r = await stream.next();
+      if (r === undefined) throw new Error("stream ended during the turn");
+      if (r.response.case === "textDelta") {
+        deltas++;
+        last = now();
+      } else if (r.response.case === "turnComplete") {
+        if (r.response.value.stopReason !== "end_turn") throw new Error(`turn ended with ${r.response.value.stopReason}`);
+        break;
+      } else if (r.response.case === "error") throw new Error(`${r.response.value.code}: ${r.response.value.message}`);
+    }
+    const tailMs = now() - last;
+    await finish(stream);
+    if (deltas !== tokens) throw new Error(`expected ${tokens} deltas, got ${deltas}`);
+    return { perSecond: deltas / ((last - started) / 1000), tailMs };
+  } finally {
+    conn.close();
+  }
+}
+
+/** The same reply consumed by the `openai` client directly. */
+export async function directThroughput(fake: FakeOpenAI, tokens: number): Promise<number> {
+  const client = directClient(fake);
+  fake.plan({ tokens });
+  const started = now();
+  let deltas = 0;
+  const stream = await client.chat.completions.create(chatBody);
+  for await (const chunk of stream) if (chunk.choices[0]?.delta?.content) deltas++;
+  if (deltas !== tokens) throw new Error(`expected ${tokens} deltas, got ${deltas}`);
+  return deltas / ((now() - started) / 1000);
+}
+
+export interface LatencyRun {
+  /** Fake write → client arrival, per delta, ms (warm-up excluded). */
+  latency: Summary;
+  /** Server CPU use over the run, in cores (only for runs through our server). */
+  serverCores?: number;
+}
+
+export interface LatencyLoad {
+  sessions: number;
+  rate: number;
+  seconds: number;
+  /** Deltas sent before this many ms into the run are not counted (start-up burst). */
+  warmupMs: number;
+}
+
+/** `load.sessions` sessions of our server, each streaming `rate` deltas/s. */
+export async function sessionLatency(server: ServerProcess, fake: FakeOpenAI, load: LatencyLoad): Promise<LatencyRun> {
+  // One connection per session, as separate clients would have.
+  const conn = connectClients(server.url, load.sessions);
+  try {
+    const sessions = await mapLimit(load.sessions, 50, (i) => startSession(conn.clients[i] as AgentClient, { model: BENCH_MODEL }));
+    const reply = timedReply(load.rate * load.seconds, load.rate);
+    fake.plan(...sessions.map(() => reply));
+    const before = await server.stats();
+    const started = now();
+    const samples = await Promise.all(
+      sessions.map(async ({ stream }) => {
+        const mine: number[] = [];
+        stream.send(userMessage("go"));
+        for (;;) {
+          const r = await stream.next();
+          if (r === undefined) throw new Error("stream ended during the turn");
+          if (r.response.case === "textDelta") {
+            const arrived = now();
+            for (const sent of stampsOf(r.response.value.content)) if (sent - started >= load.warmupMs) mine.push(arrived - sent);
+          } else if (r.response.case === "turnComplete") break;
+          else if (r.response.case === "error") throw new Error(`${r.response.value.code}: ${r.response.value.message}`);
+        }
+        return mine;
+      }),
+    );
+    const after = await server.stats();
+    const wall = now() - started;
+    await Promise.all(sessions.map(({ stream }) => finish(stream)));
+    return { latency: summarize(samples.flat()), serverCores: (after.cpuUs - before.cpuUs) / 1000 / wall };
+  } finally {
+    conn.close();
+  }
+}
+
+/** The same load consumed by `openai` clients directly (one client, as our provider has). */
+export async function directLatency(fake: FakeOpenAI, load: LatencyLoad): Promise<LatencyRun> {
+  const client = directClient(fake);
+  const reply = timedReply(load.rate * load.seconds, load.rate);
+  fake.plan(...Array.from({ length: load.sessions }, () => reply));
+  const started = now();
+  const samples = await Promise.all(
+    Array.from({ length: load.sessions }, async () => {
+      const mine: number[] = [];
+      const stream = await client.chat.completions.create(chatBody);
+      for await (const chunk of stream) {
+        const content = chunk.choices[0]?.delta?.content;
+        if (!content) continue;
+        const arrived = now();
+        for (const sent of stampsOf(content)) if (sent - started >= load.warmupMs) mine.push(arrived - sent);
+      }
+      return mine;
+    }),
+  );
+  return { latency: summarize(samples.flat()) };
+}
