@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
 }
 
 interface CpuProfile {
@@ -40,6 +41,29 @@ function selfTimes(profile: CpuProfile, key: (node: ProfileNode) => string): { r
   return { rows: [...totals].sort((a, b) => b[1] - a[1]), busy };
 }
 
+/** Inclusive time (µs) of our own functions (under `src/`): which layer the time is spent below. */
+function ownInclusiveTimes(profile: CpuProfile): [string, number][] {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const totals = new Map<string, number>();
+  profile.samples.forEach((id, i) => {
+    const dt = profile.timeDeltas[i] ?? 0;
+    const seen = new Set<string>();
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      const node = byId.get(at);
+      if (!node) break;
+      const url = shortUrl(node.callFrame.url);
+      if (!url.startsWith("src/")) continue;
+      const k = `${node.callFrame.functionName || "(anonymous)"}  ${url}:${node.callFrame.lineNumber + 1}`;
+      if (seen.has(k)) continue;
+      seen.add(k);
+      totals.set(k, (totals.get(k) ?? 0) + dt);
+    }
+  });
+  return [...totals].sort((a, b) => b[1] - a[1]);
+}
+
 /** Prints the top functions and files of the profile at `path`. */
 export function summarizeProfile(path: string, title: string, top = 15): void {
   const profile = JSON.parse(readFileSync(path, "utf8")) as CpuProfile;
@@ -56,4 +80,6 @@ export function summarizeProfile(path: string, title: string, top = 15): void {
   for (const [k, us] of fn.rows.slice(0, top)) console.log(`  ${pct(us)}  ${k}`);
   console.log("by file / package:");
   for (const [k, us] of file.rows.slice(0, 10)) console.log(`  ${pct(us)}  ${k}`);
+  console.log("our functions (src/) by total time, callees included:");
+  for (const [k, us] of ownInclusiveTimes(profile).slice(0, top)) console.log(`  ${pct(us)}  ${k}`);
 }

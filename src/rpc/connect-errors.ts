@@ -36,6 +36,11 @@ export function fromConnectError(err: unknown): RozError {
       return new RozError("malformed_message", ce.rawMessage);
     case Code.Unauthenticated:
       return new RozError("unauthenticated", ce.rawMessage);
+    case Code.Internal:
+      // Connect reports an undecodable request message as INTERNAL ("parse binary: …"),
+      // but the bytes are the client's fault.
+      if (/^parse (binary|json)\b/.test(ce.rawMessage)) return new RozError("malformed_message", `malformed request message: ${ce.rawMessage}`);
+      return new RozError("internal", undefined, { cause: err });
     default:
       return new RozError("internal", undefined, { cause: err });
   }

@@ -1,4 +1,4 @@
-import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
+import type { HandlerContext } from "@connectrpc/connect";
 import { RozError } from "../errors/index.ts";
 import { type SessionDeps, SessionRegistry, SessionStream } from "../session/index.ts";
 import type { SessionRequest, SessionResponse } from "../gen/roz/v1/agent_pb.js";
@@ -13,17 +13,6 @@ export interface StreamSessionDeps {
   authenticate: RpcAuthenticator;
   /** Open streams, so that shutdown can end them. */
   openStreams: Set<SessionStream>;
-}
-
-/**
- * Connect reports a request message it cannot decode as INTERNAL ("parse binary: …",
- * "parse json: …"), but the bytes are the client's fault: INVALID_ARGUMENT (malformed_message).
- */
-function readError(err: unknown): RozError {
-  if (err instanceof ConnectError && err.code === Code.Internal && /^parse (binary|json)\b/.test(err.rawMessage)) {
-    return new RozError("malformed_message", `malformed request message: ${err.rawMessage}`);
-  }
-  return fromConnectError(err);
 }
 
 /** Lets the transport report a reset that happened together with the request EOF. */
@@ -73,7 +62,7 @@ export function createStreamSession(deps: StreamSessionDeps) {
         else await stream.requestsEnded();
       } catch (err) {
         if (broken()) stream.transportBroken();
-        else await stream.fail(readError(err));
+        else await stream.fail(fromConnectError(err));
       }
     })();
 

@@ -204,6 +204,28 @@ describe("compaction (max_context_tokens 2000)", () => {
     ]);
     expect(JSON.stringify(next.messages)).not.toContain("turn1 word");
   });
+
+  it("past 65 % thinking of older turns is dropped: ContextCompacted{thinking} with true counts (grpc-js)", async () => {
+    const { client } = await fx.start("grpc-js", { maxContextTokens: 2000 });
+    // Three turns of ~450 tokens of reasoning pass 65 % (no tool results to clear first);
+    // before the fourth turn's model call the first turn's thinking goes.
+    const reasoning = (n: number) => longResult(n, 450);
+    const turns = [];
+    for (const n of [1, 2, 3, 4]) {
+      fx.fake.plan({ reasoning: reasoning(n), text: `answer ${n}`, chunkSize: 64 });
+      client.send(rq.user(`question ${n}`));
+      const turn = await readTurn(client);
+      expect(turnCompleteOf(turn).stopReason).toBe("end_turn");
+      turns.push(turn);
+    }
+    expect(turns.slice(0, 3).flatMap((t) => valuesOf(t, "contextCompacted"))).toEqual([]);
+    const [event, ...more] = valuesOf(turns[3]!, "contextCompacted");
+    expect(more).toEqual([]);
+    expect(event).toMatchObject({ level: "thinking" });
+    expect(event!.tokensBefore).toBeGreaterThan(1300);
+    expect(event!.messagesAfter).toBe(event!.messagesBefore);
+    expect(event!.tokensBefore - event!.tokensAfter).toBe(countTokens(reasoning(1)));
+  });
 });
 
 /** Reads until the turn's first tool request (inclusive) or its end. */

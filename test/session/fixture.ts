@@ -111,7 +111,13 @@ export async function startSessionFixture(options: FixtureOptions = {}): Promise
       await Promise.race([Promise.all(open.map((c) => c.status)), giveUp]);
       clearTimeout(timer);
       for (const client of open) if (!client.ended) client.cancel();
-      await until(() => server.app.registry.size === 0, () => `${server.app.registry.size} sessions still live`);
+      try {
+        await until(() => server.app.registry.size === 0, () => `${server.app.registry.size} sessions still live after the test`);
+      } catch (err) {
+        // Fail this test, but leave a clean server for the next ones.
+        for (const session of server.app.registry.all()) await fetch(`${server.url}/v1/sessions/${session.id}`, { method: "DELETE" });
+        throw err;
+      }
       await drainFake(fake);
       await Promise.all(fake.requests.map((r) => r.closed));
       mark = fake.requests.length;

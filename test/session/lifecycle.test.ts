@@ -291,7 +291,7 @@ describe("detach (long grace)", () => {
     await nextOf(client, "textDelta");
     client.cancel();
     await expect.poll(async () => (await fx.rest("GET", `/v1/sessions/${id}`)).json.status).toBe("detached");
-    expect(fx.server.app.registry.get("default", id)?.status).toBe("detached");
+    expect(fx.server.app.registry.all().find((session) => session.id === id)?.status).toBe("detached");
     // The turn was not cancelled: the provider stream ran to its end and the turn is stored.
     const streamed = await fx.request(0);
     await streamed.closed;
@@ -318,7 +318,7 @@ describe("authentication required", () => {
   afterAll(() => fx?.close());
 
   describe.each<ClientKind>(["grpc-js", "connect"])("%s", (kind) => {
-    it.each([
+    it.each<{ name: string; headers: Record<string, string> }>([
       { name: "no credentials", headers: {} },
       { name: "a wrong key", headers: { authorization: "Bearer roz_sk_not_a_real_key" } },
     ])("$name → SessionError{unauthenticated} then UNAUTHENTICATED", async ({ headers }) => {

@@ -32,6 +32,44 @@ describe("with a long approval timeout", () => {
     expect(started.permissions[2]?.category).toBe("pure");
   });
 
+  it("an environment's rules (from REST) come before the server defaults; its instructions reach the model (grpc-js)", async () => {
+    const env = await fx.rest("POST", "/v1/environments", {
+      name: "lab",
+      system_instructions: "LAB-INSTRUCTIONS",
+      permissions: [
+        { tool_pattern: "lab_*", policy: "deny", reason: "the lab is closed" },
+        { tool_pattern: "danger_ok", policy: "allow" },
+      ],
+    });
+    expect(env.status).toBe(201);
+    const { client, started } = await fx.start("grpc-js", { environmentId: env.json.id, tools: [tool("lab_probe"), tool("danger_ok")] });
+    expect(started.permissions.map((p) => [p.toolPattern, p.policy])).toEqual([
+      ["lab_*", "deny"],
+      ["danger_ok", "allow"],
+      ["confirm_*", "require_confirmation"],
+      ["danger_*", "deny"],
+      ["*", "allow"],
+      ["*", "allow"],
+    ]);
+    fx.fake.plan(
+      { toolCalls: [{ id: "call_lab", name: "lab_probe", arguments: {} }, { id: "call_ok", name: "danger_ok", arguments: {} }] },
+      { text: "One ran." },
+    );
+    client.send(rq.user("probe the lab"));
+    // Only the call the environment allows (over the server's danger_* deny) is requested.
+    expect((await nextOf(client, "toolRequest")).toolCallId).toBe("call_ok");
+    client.send(rq.toolResult("call_ok", "fine"));
+    const turn = await readTurn(client);
+    expect(valuesOf(turn, "toolRequest")).toEqual([]);
+    expect(turnCompleteOf(turn).stopReason).toBe("end_turn");
+    const body = (await fx.request(1)).body;
+    expect(toolMessages(body)).toEqual([
+      { role: "tool", tool_call_id: "call_lab", content: 'Error: tool "lab_probe" is not permitted: the lab is closed' },
+      { role: "tool", tool_call_id: "call_ok", content: "fine" },
+    ]);
+    expect(body.messages[0]).toMatchObject({ role: "system", content: expect.stringContaining("LAB-INSTRUCTIONS") });
+  });
+
   it("require_confirmation: waiting_approval with the call id, no request until approved, then the round trip (grpc-js)", async () => {
     const { client } = await fx.start("grpc-js", { tools: [tool("confirm_delete")] });
     fx.fake.plan({ toolCalls: [{ id: "call_del", name: "confirm_delete", arguments: { path: "/tmp/x" } }] }, { text: "Deleted." });

@@ -17,6 +17,9 @@ const testDefaults: Record<string, string> = {
   ROZ_LOG_LEVEL: "silent",
   ROZ_AUTH: "disabled",
   ROZ_SHUTDOWN_GRACE_MS: "1000",
+  // Suites start many sessions quickly; rate-limit tests set their own limits.
+  ROZ_SESSION_RATE_LIMIT_PER_MINUTE: "0",
+  ROZ_RATE_LIMIT_PER_MINUTE: "0",
 };
 
 /** Environment variables of the host that would leak real configuration into a test server. */

@@ -14,7 +14,7 @@ import {
 import type { SessionClient, SessionRequestInit } from "./session-client.ts";
 
 export type StartInit = MessageInitShape<typeof StartSessionSchema>;
-export type UserMessageInit = Omit<MessageInitShape<typeof UserMessageSchema>, "content">;
+export type UserMessageInit = Omit<MessageInitShape<typeof UserMessageSchema>, "content" | "$typeName">;
 export type ToolInit = MessageInitShape<typeof ToolSchemaSchema>;
 
 /** Request builders, so tests read like the protocol. */
