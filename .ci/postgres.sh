@@ -27,7 +27,8 @@ user=""
 if [ "$(id -u)" = 0 ]; then
   if id postgres >/dev/null 2>&1; then user=postgres; else user=nobody; fi
 fi
-as_pg() { if [ -n "$user" ]; then runuser -u "$user" -- "$@"; else "$@"; fi; }
+# fd 3 (our stdout) is closed for every child: a server holding it would keep `$(…)` waiting.
+as_pg() { if [ -n "$user" ]; then runuser -u "$user" -- "$@" 3>&-; else "$@" 3>&-; fi; }
 
 bin=$(find_bin)
 
@@ -74,5 +75,5 @@ as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
 as_pg "$bin/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -v ON_ERROR_STOP=1 -qc "CREATE DATABASE $db" \
   || fail "could not create database $db"
 
-echo "postgres.sh: PostgreSQL $("$bin/postgres" --version | awk '{print $NF}') on 127.0.0.1:$port, database $db"
+echo "postgres.sh: $("$bin/postgres" --version 3>&-) on 127.0.0.1:$port, database $db"
 echo "export ROZ_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:$port/$db" >&3

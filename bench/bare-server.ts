@@ -1,7 +1,8 @@
 /**
  * The transport baseline: a bare connect-node HTTP/2 (h2c) server with the same
- * AgentService descriptor whose StreamSession only answers Ping with Pong. Whatever our
- * server spends beyond this on a ping is the cost of its own layers.
+ * AgentService descriptor whose StreamSession answers Ping with Pong, and a UserMessage
+ * `flood N` with N TextDeltas and a TurnComplete as fast as the transport takes them.
+ * Whatever our server spends beyond this is the cost of its own layers.
  */
 import { createServer } from "node:http2";
 import type { AddressInfo } from "node:net";
@@ -20,8 +21,15 @@ export async function startBareServer(): Promise<BareServer> {
     routes: (router) =>
       router.service(AgentService, {
         async *streamSession(requests: AsyncIterable<SessionRequest>): AsyncGenerator<SessionResponse> {
+          let seq = 0n;
           for await (const request of requests) {
             if (request.request.case === "ping") yield create(SessionResponseSchema, { response: { case: "pong", value: {} } });
+            const flood = request.request.case === "userMessage" ? /^flood (\d+)$/.exec(request.request.value.content) : null;
+            if (!flood) continue;
+            for (let i = 0; i < Number(flood[1]); i++) {
+              yield create(SessionResponseSchema, { seq: ++seq, response: { case: "textDelta", value: { messageId: "bench", content: "tok " } } });
+            }
+            yield create(SessionResponseSchema, { seq: ++seq, response: { case: "turnComplete", value: { messageId: "bench", stopReason: "end_turn" } } });
           }
         },
       }),

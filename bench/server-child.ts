@@ -5,6 +5,7 @@
  * `stats` (CPU time and heap), `gc`, `close` (graceful close, then exit 0 so that
  * `--cpu-prof` writes its profile).
  */
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { createApp } from "../src/app/app.ts";
 import { loadConfig } from "../src/app/config.ts";
 import { MemoryPersistence } from "../src/app/memory-persistence.ts";
@@ -23,7 +24,18 @@ export type ChildRequest = { id: number; type: "stats" | "gc" | "close" };
 export type ChildReply =
   | { type: "listening"; url: string }
   | { type: "failed"; error: string }
-  | { id: number; type: "stats"; cpuUserUs: number; cpuSystemUs: number; heapUsed: number; external: number; sessions: number }
+  | {
+      id: number;
+      type: "stats";
+      cpuUserUs: number;
+      cpuSystemUs: number;
+      heapUsed: number;
+      external: number;
+      sessions: number;
+      /** Event-loop delay since the previous `stats`, ms. */
+      loopDelayP99Ms: number;
+      loopDelayMaxMs: number;
+    }
   | { id: number; type: "done" };
 
 function send(reply: ChildReply): void {
@@ -46,13 +58,26 @@ async function main(): Promise<void> {
     sessions = () => app.registry.all().length;
   }
 
+  const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+  loopDelay.enable();
   process.on("message", (message: ChildRequest) => {
     void (async () => {
       switch (message.type) {
         case "stats": {
           const cpu = process.cpuUsage();
           const mem = process.memoryUsage();
-          send({ id: message.id, type: "stats", cpuUserUs: cpu.user, cpuSystemUs: cpu.system, heapUsed: mem.heapUsed, external: mem.external, sessions: sessions() });
+          send({
+            id: message.id,
+            type: "stats",
+            cpuUserUs: cpu.user,
+            cpuSystemUs: cpu.system,
+            heapUsed: mem.heapUsed,
+            external: mem.external,
+            sessions: sessions(),
+            loopDelayP99Ms: loopDelay.percentile(99) / 1e6,
+            loopDelayMaxMs: loopDelay.max / 1e6,
+          });
+          loopDelay.reset();
           return;
         }
         case "gc":

@@ -31,6 +31,9 @@ export interface CpuStats {
   heapUsed: number;
   external: number;
   sessions: number;
+  /** Event-loop delay of the child since the previous `stats()`, ms. */
+  loopDelayP99Ms: number;
+  loopDelayMaxMs: number;
 }
 
 export interface ServerProcess {
@@ -111,7 +114,14 @@ export async function startServerProcess(spec: ChildSpec, options: { profile?: b
     async stats() {
       const r = await ask("stats");
       if (r.type !== "stats") throw new Error("unexpected reply");
-      return { cpuUs: r.cpuUserUs + r.cpuSystemUs, heapUsed: r.heapUsed, external: r.external, sessions: r.sessions };
+      return {
+        cpuUs: r.cpuUserUs + r.cpuSystemUs,
+        heapUsed: r.heapUsed,
+        external: r.external,
+        sessions: r.sessions,
+        loopDelayP99Ms: r.loopDelayP99Ms,
+        loopDelayMaxMs: r.loopDelayMaxMs,
+      };
     },
     async gc() {
       await ask("gc");

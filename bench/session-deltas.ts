@@ -6,7 +6,7 @@
  */
 import OpenAI from "openai";
 import type { FakeOpenAI } from "../test/support/fake-openai/index.ts";
-import { type AgentClient, connectClients, finish, startSession, userMessage } from "./client.ts";
+import { type AgentClient, connectClients, finish, openStream, startSession, userMessage } from "./client.ts";
 import type { ServerProcess } from "./server-process.ts";
 import { mapLimit, now, type Summary, summarize } from "./support.ts";
 import { stampsOf, timedReply } from "./timed-frames.ts";
@@ -21,8 +21,8 @@ const chatBody = { model: "fake-model", messages: [{ role: "user" as const, cont
 export interface Throughput {
   /** Deltas per second, first request to last delta. */
   perSecond: number;
-  /** Time from the last delta to turn_complete (the turn is persisted in between), ms. */
-  tailMs: number;
+  /** Server CPU per delta, µs. */
+  cpuUs: number;
 }
 
 /** `tokens` deltas through one session of our server. */
@@ -31,6 +31,7 @@ export async function sessionThroughput(server: ServerProcess, fake: FakeOpenAI,
   try {
     const { stream } = await startSession(conn.clients[0] as AgentClient, { model: BENCH_MODEL });
     fake.plan({ tokens });
+    const before = await server.stats();
     const started = now();
     stream.send(userMessage("go"));
     let deltas = 0;
@@ -46,10 +47,30 @@ export async function sessionThroughput(server: ServerProcess, fake: FakeOpenAI,
         break;
       } else if (r.response.case === "error") throw new Error(`${r.response.value.code}: ${r.response.value.message}`);
     }
-    const tailMs = now() - last;
+    const after = await server.stats();
     await finish(stream);
     if (deltas !== tokens) throw new Error(`expected ${tokens} deltas, got ${deltas}`);
-    return { perSecond: deltas / ((last - started) / 1000), tailMs };
+    return { perSecond: deltas / ((last - started) / 1000), cpuUs: (after.cpuUs - before.cpuUs) / deltas };
+  } finally {
+    conn.close();
+  }
+}
+
+/** The transport's own ceiling: a bare connect-node server streaming `tokens` TextDeltas on one call. */
+export async function bareStreamThroughput(bare: ServerProcess, tokens: number): Promise<number> {
+  const conn = connectClients(bare.url, 1);
+  try {
+    const stream = openStream(conn.clients[0] as AgentClient);
+    const started = now();
+    stream.send(userMessage(`flood ${tokens}`));
+    let deltas = 0;
+    for (let r = await stream.next(); r?.response.case !== "turnComplete"; r = await stream.next()) {
+      if (r === undefined) throw new Error("bare stream ended early");
+      if (r.response.case === "textDelta") deltas++;
+    }
+    const perSecond = deltas / ((now() - started) / 1000);
+    await finish(stream);
+    return perSecond;
   } finally {
     conn.close();
   }

@@ -204,10 +204,14 @@ export class SessionStream {
     }
   }
 
-  /** The client half-closed: let the running turn finish, then complete the session. */
+  /**
+   * The client half-closed: let the running turn finish (cancelled if it needs the client's
+   * answers, which can no longer come), then complete the session.
+   */
   async requestsEnded(): Promise<void> {
     const session = this.#session;
     if (session) {
+      session.closeInput();
       await session.idle();
       await this.#endSession("completed", "client closed the stream");
     }

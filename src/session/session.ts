@@ -26,6 +26,10 @@ export class Session {
   #status: SessionStatus = "active";
   #turn: Promise<void> | undefined;
   #detachTimer: NodeJS.Timeout | undefined;
+  /** The running turn waits for the client: a tool result or a permission decision. */
+  #awaitingClient = false;
+  /** The client half-closed: nothing it could answer will come any more. */
+  #inputClosed = false;
 
   constructor(init: { id: string; principal: Principal; model: string; agent: Agent; deps: SessionDeps }) {
     this.id = init.id;
@@ -54,6 +58,25 @@ export class Session {
     const sequenced = { seq: ++this.#seq, event };
     this.#unflushed.push(sequenced);
     this.#sink?.(sequenced);
+    this.#trackClientWait(event);
+  }
+
+  /**
+   * The client half-closed its request stream. A running turn may still finish, but one
+   * that waits (or comes to wait) for a tool result or a decision could only hang until its
+   * timeouts: it is cancelled instead, so that it ends with `turn_complete{cancelled}`.
+   */
+  closeInput(): void {
+    this.#inputClosed = true;
+    if (this.#awaitingClient) this.agent.cancelTurn("the client closed its request stream");
+  }
+
+  #trackClientWait(event: SessionEvent): void {
+    if (event.type === "tool_request" || (event.type === "activity" && event.state === "waiting_approval")) this.#awaitingClient = true;
+    else if (event.type === "turn_complete" || (event.type === "activity" && (event.state === "thinking" || event.state === "idle"))) {
+      this.#awaitingClient = false;
+    }
+    if (this.#inputClosed && this.#awaitingClient) this.agent.cancelTurn("the client closed its request stream");
   }
 
   /** `onEnded` runs when the session ends from elsewhere (REST DELETE, shutdown), to close the stream. */

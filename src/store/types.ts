@@ -10,192 +10,28 @@
  *   cursor that does not decode throws `RozError("invalid_argument", "invalid cursor")`.
  * - Unique-name / duplicate-id clashes throw `RozError("conflict")`.
  */
-import type { PermissionRule, TurnRecord } from "../agent/index.ts";
-import type { JsonObject, TokenUsage } from "../models/index.ts";
+import type { TurnRecord } from "../agent/index.ts";
+import type {
+  ApiKey,
+  Environment,
+  EnvironmentPatch,
+  Feedback,
+  NewApiKey,
+  NewEnvironment,
+  NewFeedback,
+  NewSession,
+  NewSessionEvent,
+  Page,
+  PageRequest,
+  Session,
+  SessionEvent,
+  SessionFilter,
+  SessionStatusChange,
+  StoredTurn,
+  Tenant,
+} from "./records.ts";
 
-export interface Tenant {
-  id: string;
-  name: string;
-  createdAt: number;
-}
-
-/** An API key as stored: only the SHA-256 hash of the secret, never the secret. */
-export interface ApiKey {
-  id: string;
-  tenantId: string;
-  name: string;
-  /** The first characters of the secret (e.g. `roz_sk_ABCD`), shown to humans to recognise it. */
-  prefix: string;
-  scopes: string[];
-  createdAt: number;
-  lastUsedAt?: number;
-  revokedAt?: number;
-  expiresAt?: number;
-}
-
-export interface NewApiKey {
-  tenantId: string;
-  name: string;
-  prefix: string;
-  /** Hex (or any stable text) SHA-256 of the full secret; unique over all keys. */
-  hash: string;
-  scopes: string[];
-  expiresAt?: number;
-}
-
-export interface Environment {
-  id: string;
-  tenantId: string;
-  /** Unique per tenant. */
-  name: string;
-  /** Free-form classification (`default` unless set). */
-  kind: string;
-  /** `provider/model` used when a session names none. */
-  defaultModel?: string;
-  /** Added to the agent's base instructions. */
-  instructions?: string;
-  /** Rules enforced before the built-in defaults; first match wins. */
-  permissions: PermissionRule[];
-  /** Per-tool settings (timeouts, …); opaque to the store. */
-  toolDefaults: JsonObject;
-  /** At most one environment per tenant is the default. */
-  isDefault: boolean;
-  createdAt: number;
-  updatedAt: number;
-}
-
-export interface NewEnvironment {
-  name: string;
-  kind?: string;
-  defaultModel?: string;
-  instructions?: string;
-  permissions?: PermissionRule[];
-  toolDefaults?: JsonObject;
-  /** When true, the tenant's previous default stops being the default (same transaction). */
-  isDefault?: boolean;
-}
-
-/** Fields to change; `undefined` keeps a field, `null` clears an optional one. */
-export interface EnvironmentPatch {
-  name?: string;
-  kind?: string;
-  defaultModel?: string | null;
-  instructions?: string | null;
-  permissions?: PermissionRule[];
-  toolDefaults?: JsonObject;
-  isDefault?: boolean;
-}
-
-export type SessionStatus = "active" | "detached" | "completed" | "cancelled" | "error";
-
-/** Statuses after which a session never runs again; entering one sets `endedAt`. */
-export const terminalStatuses: readonly SessionStatus[] = ["completed", "cancelled", "error"];
-
-export interface Session {
-  id: string;
-  tenantId: string;
-  environmentId: string;
-  /** Resolved `provider/model` name. */
-  model: string;
-  status: SessionStatus;
-  /** The server node that owns the live session (multi-node); absent in single-node use. */
-  nodeId?: string;
-  /** `StartSession.host_id`, when the client sent one. */
-  hostId?: string;
-  createdAt: number;
-  updatedAt: number;
-  endedAt?: number;
-  /** Sum of the usage of every stored turn. */
-  usage: TokenUsage;
-  /** Number of stored turns; turns are numbered 1..turnCount. */
-  turnCount: number;
-  /** Sum of `TurnRecord.compactions` over stored turns. */
-  compactionCount: number;
-}
-
-export interface NewSession {
-  /** A UUID chosen by the caller; generated when absent. */
-  id?: string;
-  environmentId: string;
-  model: string;
-  status?: SessionStatus;
-  nodeId?: string;
-  hostId?: string;
-}
-
-export interface SessionStatusChange {
-  status: SessionStatus;
-  /** Only change when the current status is one of these (compare-and-set); any when absent. */
-  from?: readonly SessionStatus[];
-  /** New owner node; unchanged when absent. */
-  nodeId?: string;
-  /**
-   * For terminal statuses; defaults to the existing end time, else now. A non-terminal status
-   * (a detached session re-attached) clears `endedAt`.
-   */
-  endedAt?: number;
-}
-
-/** A stored turn: the agent's record plus its position (1-based) in the session. */
-export interface StoredTurn extends TurnRecord {
-  sessionId: string;
-  seq: number;
-}
-
-export interface Feedback {
-  sessionId: string;
-  messageId: string;
-  rating: string;
-  comment?: string;
-  createdAt: number;
-  updatedAt: number;
-}
-
-export interface NewFeedback {
-  sessionId: string;
-  messageId: string;
-  rating: string;
-  comment?: string;
-}
-
-/** One entry of a session's event log (a serialized `SessionResponse` or any bytes). */
-export interface SessionEvent {
-  seq: number;
-  payload: Uint8Array;
-  createdAt: number;
-}
-
-export interface NewSessionEvent {
-  /** Assigned by the caller, strictly increasing per session; a repeat throws `conflict`. */
-  seq: number;
-  payload: Uint8Array;
-}
-
-/** How long the session event log is kept; `pruneEvents()` applies it. */
-export interface EventRetention {
-  /** Keep only the newest N events of each session (default 10000). */
-  maxEventsPerSession?: number;
-  /** Drop all events of a session this long after it ended (default 24 h). */
-  keepAfterEndMs?: number;
-}
-
-export interface PageRequest {
-  /** 1..500, default 50. */
-  limit?: number;
-  /** `nextCursor` of the previous page; absent or empty for the first page. */
-  cursor?: string;
-}
-
-export interface Page<T> {
-  items: T[];
-  /** Present when more items may follow. */
-  nextCursor?: string;
-}
-
-export interface SessionFilter extends PageRequest {
-  status?: SessionStatus;
-  environmentId?: string;
-}
+export * from "./records.ts";
 
 export interface TenantStore {
   /** Returns the tenant named `name`, creating it if needed; concurrent calls agree. */

@@ -37,6 +37,7 @@ describe("sessions on the fake provider", () => {
       { name: "an unknown model", start: { model: "nope/missing" }, code: "model_unavailable", status: GRPC.FAILED_PRECONDITION },
       { name: "a malformed environment_id", start: { environmentId: "not-a-uuid" }, code: "invalid_argument", status: GRPC.INVALID_ARGUMENT },
       { name: "an unknown environment UUID", start: { environmentId: randomUUID() }, code: "not_found", status: GRPC.NOT_FOUND },
+      { name: "max_context_tokens below 1000", start: { maxContextTokens: 500 }, code: "invalid_argument", status: GRPC.INVALID_ARGUMENT },
     ];
     it.each(cases)("$name → SessionError{$code} then the matching gRPC status; nothing is created", async ({ start, code, status }) => {
       const client = fx.open(kind);
@@ -118,7 +119,7 @@ describe("sessions on the fake provider", () => {
       expect(await statusOf(started.sessionId)).toBe("active");
       client.end();
       expect((await client.status).code).toBe(GRPC.OK);
-      await expect.poll(() => statusOf(started.sessionId)).toBe("completed");
+      await expect.poll(() => statusOf(started.sessionId), { timeout: 10_000 }).toBe("completed");
       expect(fx.server.app.registry.size).toBe(0);
     });
 
@@ -126,7 +127,7 @@ describe("sessions on the fake provider", () => {
       const { client, started } = await fx.start(kind);
       client.send(rq.cancelSession("bye"));
       expect((await client.status).code).toBe(GRPC.OK);
-      await expect.poll(() => statusOf(started.sessionId)).toBe("cancelled");
+      await expect.poll(() => statusOf(started.sessionId), { timeout: 10_000 }).toBe("cancelled");
       expect(fx.server.app.registry.size).toBe(0);
     });
 
@@ -138,9 +139,56 @@ describe("sessions on the fake provider", () => {
       const turn = await readTurn(client);
       expect(turnCompleteOf(turn)).toMatchObject({ messageId: "last-words", stopReason: "end_turn" });
       expect((await client.status).code).toBe(GRPC.OK);
-      await expect.poll(() => statusOf(started.sessionId)).toBe("completed");
+      await expect.poll(() => statusOf(started.sessionId), { timeout: 10_000 }).toBe("completed");
       expect((await fx.request(0)).aborted).toBe(false);
     });
+
+    it("a half-close while a tool request is open cancels the turn (no answer can come) and completes the session", async () => {
+      const { client, started } = await fx.start(kind, { tools: [tool("hold")] });
+      fx.fake.plan({ toolCalls: [{ id: "call_orphan", name: "hold", arguments: {} }] });
+      client.send(rq.user("hold", { messageId: "orphaned" }));
+      await nextOf(client, "toolRequest");
+      client.end();
+      // Not after the 120 s tool timeout: at once.
+      expect(turnCompleteOf(await readTurn(client, 10_000))).toMatchObject({ messageId: "orphaned", stopReason: "cancelled" });
+      expect((await client.status).code).toBe(GRPC.OK);
+      await expect.poll(() => statusOf(started.sessionId), { timeout: 10_000 }).toBe("completed");
+      expect(fx.requests()).toHaveLength(1);
+    });
+  });
+
+  it.each<ClientKind>(["grpc-js", "connect"])("cancel_session during a turn still delivers its turn_complete{cancelled} before the stream ends (%s)", async (kind) => {
+    const { client } = await fx.start(kind, { tools: [tool("hold")] });
+    fx.fake.plan({ toolCalls: [{ id: "call_held", name: "hold", arguments: {} }] });
+    client.send(rq.user("hold", { messageId: "ended-by-cancel" }));
+    await nextOf(client, "toolRequest");
+    client.send(rq.cancelSession("leaving"));
+    expect(turnCompleteOf(await readTurn(client))).toMatchObject({ messageId: "ended-by-cancel", stopReason: "cancelled" });
+    expect((await client.status).code).toBe(GRPC.OK);
+    expect(sequenceProblem(client.responses.seen)).toBeUndefined();
+  });
+
+  it("two sessions on one connection keep their own events, ids and numbering (grpc-js)", async () => {
+    const a = await fx.start("grpc-js", { tools: [tool("hold")] });
+    const b = await fx.start("grpc-js");
+    fx.fake.plan({ toolCalls: [{ id: "call_a", name: "hold", arguments: {} }] });
+    a.client.send(rq.user("first", { messageId: "in-a" }));
+    await nextOf(a.client, "toolRequest");
+    fx.fake.plan({ text: "hello from b" });
+    b.client.send(rq.user("second", { messageId: "in-b" }));
+    const turnB = await readTurn(b.client);
+    expect(turnCompleteOf(turnB).messageId).toBe("in-b");
+    fx.fake.plan({ text: "a done" });
+    a.client.send(rq.toolResult("call_a", "held"));
+    const turnA = await readTurn(a.client);
+    expect(turnCompleteOf(turnA).messageId).toBe("in-a");
+    for (const { client, started } of [a, b]) {
+      const ids = new Set([...valuesOf(client.responses.seen, "textDelta"), ...valuesOf(client.responses.seen, "turnComplete")].map((v) => v.messageId));
+      expect(ids).toEqual(new Set([client === a.client ? "in-a" : "in-b"]));
+      expect(sequenceProblem(client.responses.seen)).toBeUndefined();
+      expect(started.sessionId).toMatch(UUID);
+    }
+    expect(a.started.sessionId).not.toBe(b.started.sessionId);
   });
 
   it("an empty environment_id selects the tenant's default environment (connect)", async () => {
@@ -290,7 +338,7 @@ describe("detach (long grace)", () => {
     client.send(rq.user("talk", { messageId: "while-away" }));
     await nextOf(client, "textDelta");
     client.cancel();
-    await expect.poll(async () => (await fx.rest("GET", `/v1/sessions/${id}`)).json.status).toBe("detached");
+    await expect.poll(async () => (await fx.rest("GET", `/v1/sessions/${id}`)).json.status, { timeout: 10_000 }).toBe("detached");
     expect(fx.server.app.registry.all().find((session) => session.id === id)?.status).toBe("detached");
     // The turn was not cancelled: the provider stream ran to its end and the turn is stored.
     const streamed = await fx.request(0);

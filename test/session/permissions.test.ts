@@ -100,6 +100,27 @@ describe("with a long approval timeout", () => {
     expect(result!.content).toMatch(/^Error: .*denied/);
   });
 
+  it("approval cannot be bypassed: a result for a call still waiting for approval is unknown; decisions are matched once (connect)", async () => {
+    const { client } = await fx.start("connect", { tools: [tool("confirm_pay")] });
+    fx.fake.plan({ toolCalls: [{ id: "call_pay", name: "confirm_pay", arguments: { amount: 10 } }] }, { text: "Paid." });
+    client.send(rq.user("pay"));
+    await nextApprovalQuestion(client);
+    client.send(rq.toolResult("call_pay", "pretend it ran"));
+    expect(await nextOf(client, "error")).toMatchObject({ code: "unknown_tool_call" });
+    client.send(rq.decision("call_other", true));
+    expect(await nextOf(client, "error")).toMatchObject({ code: "unknown_tool_call" });
+    client.send(rq.decision("call_pay", true));
+    client.send(rq.decision("call_pay", false));
+    // The first decision stands: the call is requested (the second decision is unknown by then).
+    const next = [await client.responses.nextMatching((r) => r.response.case === "toolRequest" || r.response.case === "error", 10_000)];
+    next.push(await client.responses.nextMatching((r) => r.response.case === "toolRequest" || r.response.case === "error", 10_000));
+    expect(valuesOf(next, "toolRequest").map((r) => r.toolCallId)).toEqual(["call_pay"]);
+    expect(valuesOf(next, "error").map((e) => e.code)).toEqual(["unknown_tool_call"]);
+    client.send(rq.toolResult("call_pay", "paid 10"));
+    expect(turnCompleteOf(await readTurn(client)).stopReason).toBe("end_turn");
+    expect(toolMessages((await fx.request(1)).body)).toEqual([{ role: "tool", tool_call_id: "call_pay", content: "paid 10" }]);
+  });
+
   it("several calls needing approval are all announced and decided one by one (grpc-js)", async () => {
     const { client } = await fx.start("grpc-js", { tools: [tool("confirm_a"), tool("confirm_b")] });
     fx.fake.plan(
@@ -142,6 +163,18 @@ describe("with a long approval timeout", () => {
     const [result] = toolMessages((await fx.request(1)).body);
     expect(result).toMatchObject({ tool_call_id: "call_wipe" });
     expect(result!.content).toMatch(/^Error: /);
+  });
+
+  it("a half-close while an approval is awaited refuses the call and ends the turn as cancelled (grpc-js)", async () => {
+    const { client } = await fx.start("grpc-js", { tools: [tool("confirm_send")] });
+    fx.fake.plan({ toolCalls: [{ id: "call_send", name: "confirm_send", arguments: {} }] });
+    client.send(rq.user("send it", { messageId: "unanswered" }));
+    await nextApprovalQuestion(client);
+    client.end();
+    const turn = await readTurn(client, 10_000);
+    expect(valuesOf(turn, "toolRequest")).toEqual([]);
+    expect(turnCompleteOf(turn)).toMatchObject({ messageId: "unanswered", stopReason: "cancelled" });
+    expect((await client.status).code).toBe(0);
   });
 
   it("deny policy: no request and no approval question; the model is told the tool is not permitted (connect)", async () => {

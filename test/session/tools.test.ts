@@ -265,6 +265,26 @@ describe("ai_mode ooda_re_act", () => {
     expect(toolMessages(body)).toEqual([{ role: "tool", tool_call_id: observation.toolCallId, content: "camera: arm clear" }]);
     expect(toolNames(body)).toEqual(["observe_camera", "move_arm"]);
   });
+
+  it("observes again before each further decision (connect)", async () => {
+    const { client } = await fx.start("connect", { tools: [tool("observe_camera", { pure: true }), tool("move_arm")] });
+    fx.fake.plan({ toolCalls: [{ id: "call_move", name: "move_arm", arguments: { x: 1 } }] }, { text: "Moved and checked." });
+    client.send(rq.user("move the arm", { aiMode: "ooda_re_act" }));
+    const order: string[] = [];
+    const answer = async () => {
+      const r = await nextOf(client, "toolRequest");
+      order.push(`${r.toolName}@${fx.requests().length}`);
+      client.send(rq.toolResult(r.toolCallId, r.toolName === "observe_camera" ? `frame ${order.length}` : "moved"));
+    };
+    await answer(); // observe, before the first model call
+    await answer(); // the model's move
+    await answer(); // observe again, before the second model call
+    expect(turnCompleteOf(await readTurn(client)).stopReason).toBe("end_turn");
+    // tool@n: the tool was requested after n model requests.
+    expect(order).toEqual(["observe_camera@0", "move_arm@1", "observe_camera@1"]);
+    const second = (await fx.request(1)).body;
+    expect(toolMessages(second).map((m) => m.content)).toEqual(["frame 1", "moved", "frame 3"]);
+  });
 });
 
 it("user_message.tools replace the session tools for that turn only (grpc-js)", async () => {

@@ -108,7 +108,7 @@ export class SqliteDatabase implements SqlDatabase {
   /** Runs `fn` after everything queued before it; a failure does not block later calls. */
   #exclusive<T>(fn: () => Promise<T>): Promise<T> {
     if (this.#closed) return Promise.reject(new RozError("unavailable", "store is closed"));
-    const run = this.#tail.then(fn);
+    const run = this.#tail.then(() => fn());
     this.#tail = run.catch(() => undefined);
     return run;
   }
