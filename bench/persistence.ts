@@ -69,7 +69,7 @@ async function turnLatency(c: Contender, client: AgentClient, turns: number, rec
 /** Runs the section and returns its table rows. */
 export async function runPersistence(options: BenchOptions): Promise<Row[]> {
   const rows: Row[] = [];
-  const durationMs = pick(options, 3000, 1000);
+  const durationMs = pick(options, 2000, 500);
   const found = await postgres();
   const pg = "pg" in found ? found.pg : undefined;
   const pgNote = pg?.source === "throwaway" ? "throwaway cluster (fsync=off)" : "DATABASE_URL server";
@@ -96,7 +96,7 @@ export async function runPersistence(options: BenchOptions): Promise<Row[]> {
     if (!pg) rows.push({ metric: "appendTurn/s, postgres", measured: "skipped", note: `postgres: skipped (no server): ${"reason" in found ? found.reason : ""}` });
 
     // (b) Turn latency through the server, store vs memory.
-    const turns = pick(options, 400, 120);
+    const turns = pick(options, 300, 60);
     const block = 20;
     progress(`persistence: turn latency, ${turns} turns per server (memory, sqlite${pg ? ", postgres" : ""}) in blocks of ${block}`);
     const specs = [

@@ -91,8 +91,8 @@ export async function directThroughput(fake: FakeOpenAI, tokens: number): Promis
 export interface LatencyRun {
   /** Fake write → client arrival, per delta, ms (warm-up excluded). */
   latency: Summary;
-  /** Server CPU use over the run, in cores (only for runs through our server). */
-  serverCores?: number;
+  /** Through our server only: its CPU use over the run (cores), CPU per delta (µs) and event-loop delay (ms). */
+  server?: { cores: number; cpuUsPerDelta: number; loopP99Ms: number; loopMaxMs: number };
 }
 
 export interface LatencyLoad {
@@ -132,7 +132,12 @@ export async function sessionLatency(server: ServerProcess, fake: FakeOpenAI, lo
     const after = await server.stats();
     const wall = now() - started;
     await Promise.all(sessions.map(({ stream }) => finish(stream)));
-    return { latency: summarize(samples.flat()), serverCores: (after.cpuUs - before.cpuUs) / 1000 / wall };
+    const cpuUs = after.cpuUs - before.cpuUs;
+    const deltas = load.sessions * load.rate * load.seconds;
+    return {
+      latency: summarize(samples.flat()),
+      server: { cores: cpuUs / 1000 / wall, cpuUsPerDelta: cpuUs / deltas, loopP99Ms: after.loopDelayP99Ms, loopMaxMs: after.loopDelayMaxMs },
+    };
   } finally {
     conn.close();
   }

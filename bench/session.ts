@@ -11,6 +11,7 @@ import {
   directLatency,
   directThroughput,
   type LatencyLoad,
+  type LatencyRun,
   sessionLatency,
   sessionThroughput,
   type Throughput,
@@ -26,8 +27,8 @@ const IDLE_TARGET_BYTES = 200 * 1024;
 
 async function throughputRows(options: BenchOptions, server: ServerProcess, fake: FakeOpenAI): Promise<Row[]> {
   // Alternate rounds, keep each side's best: noise on the shared machine hurts no side alone.
-  const tokens = pick(options, 100_000, 30_000);
-  const rounds = pick(options, 3, 2);
+  const tokens = pick(options, 100_000, 20_000);
+  const rounds = pick(options, 2, 1);
   progress(`session: throughput, ${rounds} round(s) of ${fmt(tokens)} deltas: ours, openai direct, bare transport`);
   const bare = await startServerProcess({ kind: "bare" });
   let ours: Throughput = { perSecond: 0, cpuUs: 0 };
@@ -56,6 +57,12 @@ async function throughputRows(options: BenchOptions, server: ServerProcess, fake
   ];
 }
 
+function serverNote(run: LatencyRun): string {
+  const s = run.server;
+  if (!s) return "";
+  return `server: ${fmt(s.cores * 100)}% of a core, ${fmt(s.cpuUsPerDelta, 1)} µs CPU/delta, event-loop delay p99 ${fmt(s.loopP99Ms, 1)} ms, max ${fmt(s.loopMaxMs)} ms`;
+}
+
 async function latencyRows(server: ServerProcess, fake: FakeOpenAI, load: LatencyLoad, target: boolean): Promise<Row[]> {
   progress(`session: delta latency, ${load.sessions} sessions x ${load.rate} deltas/s for ${load.seconds} s, ours then direct`);
   const viaServer = await sessionLatency(server, fake, load);
@@ -67,7 +74,7 @@ async function latencyRows(server: ServerProcess, fake: FakeOpenAI, load: Latenc
     {
       metric: `delta latency p50/p99, ${label}: ours`,
       measured: `${ms(viaServer.latency.p50)} / ${ms(viaServer.latency.p99)}`,
-      note: `${fmt(viaServer.latency.n)} deltas, max ${ms(viaServer.latency.max)}, server CPU ${fmt((viaServer.serverCores ?? 0) * 100)}% of a core`,
+      note: serverNote(viaServer),
     },
     { metric: `delta latency p50/p99, ${label}: direct`, measured: `${ms(bare.latency.p50)} / ${ms(bare.latency.p99)}`, note: `${fmt(bare.latency.n)} deltas` },
     { metric: `delta latency added, ${label}, p50`, measured: ms(added.p50) },
@@ -80,7 +87,7 @@ async function latencyRows(server: ServerProcess, fake: FakeOpenAI, load: Latenc
 }
 
 async function toolRows(options: BenchOptions, server: ServerProcess, fake: FakeOpenAI): Promise<Row[]> {
-  const turns = pick(options, 300, 100);
+  const turns = pick(options, 300, 60);
   progress(`session: tool round trips, ${turns} turns, then the same requests sent directly`);
   const tools = await toolRoundTrips(server, fake, turns, 10);
   const via = summarize(tools.samples);
@@ -96,7 +103,7 @@ async function toolRows(options: BenchOptions, server: ServerProcess, fake: Fake
 
 async function idleRows(options: BenchOptions): Promise<Row[]> {
   const rows: Row[] = [];
-  const idle = pick(options, 2000, 1000);
+  const idle = pick(options, 2000, 500);
   // 20 connections: sessions multiplexed; one per session: what separate client processes cost.
   for (const connections of pick(options, [20, idle], [10])) {
     progress(`session: ${fmt(idle)} idle sessions over ${fmt(connections)} connection(s), fresh server`);
@@ -122,8 +129,8 @@ export async function runSession(options: BenchOptions): Promise<Row[]> {
   );
   try {
     rows.push(...(await throughputRows(options, server, fake)));
-    const seconds = pick(options, 6, 3);
-    const warmupMs = pick(options, 1000, 700);
+    const seconds = pick(options, 4, 2);
+    const warmupMs = pick(options, 1000, 500);
     if (!options.quick) rows.push(...(await latencyRows(server, fake, { sessions: 50, rate: 100, seconds, warmupMs }, false)));
     rows.push(...(await latencyRows(server, fake, { sessions: 200, rate: 100, seconds, warmupMs }, true)));
     rows.push(...(await toolRows(options, server, fake)));

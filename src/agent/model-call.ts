@@ -9,6 +9,7 @@ import {
   type TokenUsage,
   type ToolDefinition,
 } from "../models/index.ts";
+import { estimateCutUsage } from "./usage-estimate.ts";
 
 /** A tool call as the provider sent it (its id is made session-unique later). */
 export interface ProviderToolCall {
@@ -86,7 +87,7 @@ export async function callModel(input: ModelCallInput): Promise<ModelCallResult>
         void Promise.resolve()
           .then(() => it.return?.())
           .catch(() => undefined);
-        return { ...result, end: { kind: "aborted" } };
+        return { ...result, usage: usageOfCut(input, result), end: { kind: "aborted" } };
       }
       if (step.done === true) break;
       collect(result, step.value, input.onDelta);
@@ -94,10 +95,16 @@ export async function callModel(input: ModelCallInput): Promise<ModelCallResult>
     return result;
   } catch (error) {
     if (error instanceof DeltaCallbackError) throw error.cause;
-    return { ...result, end: signal.aborted ? { kind: "aborted" } : { kind: "failed", error } };
+    return { ...result, usage: usageOfCut(input, result), end: signal.aborted ? { kind: "aborted" } : { kind: "failed", error } };
   } finally {
     if (onAbort !== undefined) signal.removeEventListener("abort", onAbort);
   }
+}
+
+/** The reported usage, or an estimate when the call was cut before any was reported. */
+function usageOfCut(input: ModelCallInput, result: ModelCallResult): TokenUsage {
+  const reported = result.usage.inputTokens + result.usage.outputTokens > 0;
+  return reported ? result.usage : estimateCutUsage(input, result);
 }
 
 /** Wraps an error of the caller's `onDelta` so it is not mistaken for a model error. */

@@ -43,8 +43,7 @@ export function storePersistence(
       }),
     appendTurn: (tenantId, sessionId, record: TurnRecord, events) =>
       observe("append_turn", async () => {
-        await store.appendTurn(tenantId, sessionId, record);
-        if (events.length > 0) await store.appendEvents(tenantId, sessionId, toStoredEvents(events));
+        await store.appendTurn(tenantId, sessionId, record, toStoredEvents(events));
       }),
     appendEvents: (tenantId, sessionId, events) =>
       observe("append_events", async () => {

@@ -21,6 +21,8 @@ export class Session {
   #deps: SessionDeps;
   #seq = 0;
   #unflushed: SequencedEvent[] = [];
+  /** Events produced while a turn is being stored: delivered (and numbered) after its turn_complete. */
+  #held: SessionEvent[] | undefined;
   #sink: EventSink | undefined;
   #onEnded: (() => void) | undefined;
   #status: SessionStatus = "active";
@@ -55,8 +57,17 @@ export class Session {
 
   /** Numbers the event, keeps it for persistence and hands it to the attached stream. */
   emit(event: SessionEvent): void {
+    if (this.#held) {
+      this.#held.push(event);
+      return;
+    }
     const sequenced = { seq: ++this.#seq, event };
     this.#unflushed.push(sequenced);
+    this.#deliver(sequenced);
+  }
+
+  #deliver(sequenced: SequencedEvent): void {
+    const { event } = sequenced;
     this.#sink?.(sequenced);
     this.#trackClientWait(event);
   }
@@ -112,12 +123,9 @@ export class Session {
   async #runTurn(input: TurnInput): Promise<void> {
     try {
       for await (const event of this.agent.runTurn(input)) {
-        if (event.type === "turn_complete") {
-          await this.#persistTurn(event.record);
-          this.#deps.metrics.turnCompleted(event.record);
-        }
         if (event.type === "error") this.#deps.metrics.error(event.code);
-        this.emit(event);
+        if (event.type === "turn_complete") await this.#completeTurn(event);
+        else this.emit(event);
       }
     } catch (err) {
       // The agent guarantees a turn_complete; reaching here is a bug worth a log line.
@@ -126,16 +134,37 @@ export class Session {
     }
   }
 
-  async #persistTurn(record: Parameters<SessionDeps["persistence"]["appendTurn"]>[2]): Promise<void> {
-    // The turn_complete event itself is numbered next; include it so a replay ends the turn.
-    const events = this.#unflushed;
-    this.#unflushed = [];
+  /**
+   * Stores the turn with every event since the last flush, its own turn_complete included,
+   * in one write; only then is turn_complete delivered. Events produced meanwhile (pongs,
+   * keepalives) wait, so numbers stay in delivery order. When the store fails, the client
+   * gets a retryable `internal` error before turn_complete, and the events stay queued
+   * for the next write.
+   */
+  async #completeTurn(event: Extract<SessionEvent, { type: "turn_complete" }>): Promise<void> {
+    const completed = { seq: this.#seq + 1, event };
+    const batch = [...this.#unflushed, completed];
+    this.#held = [];
+    let stored = false;
     try {
-      await this.#deps.persistence.appendTurn(this.principal.tenantId, this.id, record, events);
+      await this.#deps.persistence.appendTurn(this.principal.tenantId, this.id, event.record, batch);
+      stored = true;
     } catch (err) {
       this.#deps.log.error({ err, sessionId: this.id }, "could not persist turn");
       this.#deps.metrics.error("store");
     }
+    const held = this.#held;
+    this.#held = undefined;
+    this.#deps.metrics.turnCompleted(event.record);
+    if (stored) {
+      this.#unflushed = [];
+      this.#seq = completed.seq;
+      this.#deliver(completed);
+    } else {
+      this.emit({ type: "session_error", code: "internal", message: "the turn could not be stored", retryable: true });
+      this.emit(event);
+    }
+    for (const e of held) this.emit(e);
   }
 
   /**

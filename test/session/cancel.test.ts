@@ -13,6 +13,7 @@ import {
   turnCompleteOf,
   valuesOf,
 } from "../support/session-protocol.ts";
+import { messagesOf } from "./chat-body.ts";
 import { type SessionFixture, startSessionFixture } from "./fixture.ts";
 
 let fx: SessionFixture;
@@ -21,9 +22,6 @@ beforeAll(async () => {
 });
 afterEach(() => fx.reset());
 afterAll(() => fx?.close());
-
-type ChatMessage = { role: string; content?: unknown; tool_call_id?: string };
-const messagesOf = (body: any): ChatMessage[] => body.messages;
 
 /** A reply that streams for many seconds: 200 deltas, 50 ms apart. */
 const slowText = { text: "slow ".repeat(200), chunkSize: 5, frameDelayMs: 50 };
@@ -46,7 +44,11 @@ it("cancel_turn mid-stream aborts the provider request and ends with turn_comple
   const done = turnCompleteOf(turn);
   expect(done).toMatchObject({ messageId: "cancel-1", stopReason: "cancelled" });
   // The first call's usage was received before the cancel: it is reported, not dropped.
-  expect(done.usage).toMatchObject({ inputTokens: 40, outputTokens: 10, cacheReadTokens: 8 });
+  // The cut second call reported none (Chat Completions sends usage last): its prompt and
+  // the deltas streamed so far are counted with the tokenizer on top.
+  expect(done.usage.cacheReadTokens).toBe(8);
+  expect(done.usage.inputTokens).toBeGreaterThan(40 + 20);
+  expect(done.usage.outputTokens).toBeGreaterThan(10);
 
   const streaming = await fx.request(1);
   await streaming.closed;
@@ -127,3 +129,23 @@ it("cancel_turn while the provider has not answered yet (headers pending) aborts
   await pending.closed;
   expect(pending.aborted).toBe(true);
 });
+
+it("cancel_turn right behind the user_message ends the turn as cancelled, exactly once (grpc-js)", async () => {
+  const { client } = await fx.start("grpc-js");
+  fx.fake.plan({ text: "should not be needed", headersDelayMs: 2_000 });
+  client.send(rq.user("hello", { messageId: "raced" }));
+  client.send(rq.cancelTurn());
+  const turn = await readTurn(client, 10_000);
+  expect(turnCompleteOf(turn)).toMatchObject({ messageId: "raced", stopReason: "cancelled" });
+  expect(valuesOf([...turn, ...(await barrier(client))], "turnComplete")).toHaveLength(1);
+  // Either the provider was never asked, or the request was aborted.
+  for (const request of fx.requests()) {
+    await request.closed;
+    expect(request.aborted).toBe(true);
+  }
+  // The next turn works (on the planned reply if the cancelled turn never asked for it).
+  if (fx.fake.pending() === 0) fx.fake.plan({ text: "again" });
+  client.send(rq.user("again"));
+  expect(turnCompleteOf(await readTurn(client))).toMatchObject({ stopReason: "end_turn" });
+});
+

@@ -17,9 +17,8 @@ describe("history resume (Responses API, images on)", () => {
     fx = await startSessionFixture({
       envFor: async (fake) => {
         const file = join(dir, "providers.json");
-        const provider = { name: "fake", base_url: fake.baseURL, api: "responses", api_key_env: "FAKE_KEY", supports_images: true, default_model: "fake-model" };
+        const provider = { name: "fake", base_url: fake.baseURL, api: "responses", supports_images: true, default_model: "fake-model" };
         await writeFile(file, JSON.stringify({ providers: [provider] }));
-        process.env["FAKE_KEY"] = "sk-fake";
         return { ROZ_PROVIDERS_FILE: file, ROZ_DEFAULT_MODEL: "fake/fake-model" };
       },
     });
@@ -28,7 +27,6 @@ describe("history resume (Responses API, images on)", () => {
   afterAll(async () => {
     await fx?.close();
     await rm(dir, { recursive: true, force: true });
-    delete process.env["FAKE_KEY"];
   });
 
   it("every ContentPart kind of StartSession.history appears in the model request (connect)", async () => {
@@ -105,6 +103,36 @@ describe("history resume (Responses API, images on)", () => {
     expect(request.toolCallId).not.toBe("call_same");
     client.send(rq.toolResult(request.toolCallId, "x again"));
     expect(turnCompleteOf(await readTurn(client)).stopReason).toBe("end_turn");
+  });
+
+  it("the tool round trip over the Responses API: function_call_output reaches the model (grpc-js)", async () => {
+    const { client } = await fx.start("grpc-js", { tools: [tool("read_file")] });
+    fx.fake.plan(
+      { reasoning: "I should read it.", toolCalls: [{ id: "call_resp", name: "read_file", arguments: { path: "r.txt" } }], usage: { input: 12, output: 3 } },
+      { text: "It says hi.", usage: { input: 20, output: 4 } },
+    );
+    client.send(rq.user("read r.txt", { messageId: "resp" }));
+    const request = await nextOf(client, "toolRequest");
+    expect(request).toMatchObject({ toolCallId: "call_resp", toolName: "read_file", parameters: { path: "r.txt" } });
+    client.send(rq.toolResult("call_resp", "hi"));
+    const turn = await readTurn(client);
+    expect(valuesOf(client.responses.seen, "thinkingDelta").map((d) => d.content).join("")).toBe("I should read it.");
+    expect(turnCompleteOf(turn)).toMatchObject({ messageId: "resp", stopReason: "end_turn", usage: { inputTokens: 32, outputTokens: 7 } });
+    const input = (await fx.request(1)).body.input as Record<string, unknown>[];
+    expect(input).toContainEqual({ type: "function_call", call_id: "call_resp", name: "read_file", arguments: JSON.stringify({ path: "r.txt" }) });
+    expect(input).toContainEqual({ type: "function_call_output", call_id: "call_resp", output: "hi" });
+  });
+
+  it("cancel_turn over the Responses API aborts the provider stream (connect)", async () => {
+    const { client } = await fx.start("connect");
+    fx.fake.plan({ text: "word ".repeat(300), frameDelayMs: 30 });
+    client.send(rq.user("go on and on"));
+    await nextOf(client, "textDelta");
+    client.send(rq.cancelTurn());
+    expect(turnCompleteOf(await readTurn(client)).stopReason).toBe("cancelled");
+    const streaming = await fx.request(0);
+    await streaming.closed;
+    expect(streaming.aborted).toBe(true);
   });
 });
 

@@ -10,6 +10,11 @@ import { startServer, type TestServer } from "../support/server.ts";
 import { type ClientKind, type SessionClient, type SessionClientFactory, sessionClientFactory } from "../support/session-client.ts";
 import { type StartInit, startSession, type ValueOf } from "../support/session-protocol.ts";
 
+/** gRPC status codes the tests expect (Connect's `Code` has the same numbers). */
+export const GRPC = { OK: 0, CANCELLED: 1, INVALID_ARGUMENT: 3, NOT_FOUND: 5, FAILED_PRECONDITION: 9, UNAUTHENTICATED: 16 } as const;
+
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** The model id the fake serves; sessions resolve `openai/fake-model` by default. */
 export const FAKE_MODEL = "fake-model";
 
@@ -33,7 +38,7 @@ export interface SessionFixture {
 }
 
 export interface FixtureOptions {
-  /** Server settings on top of the fixture's (see `baseEnv`). */
+  /** Server settings on top of the fixture's defaults (see `startSessionFixture`). */
   env?: Record<string, string>;
   /** Settings computed from the fake (e.g. a providers file naming its URL). */
   envFor?: (fake: FakeOpenAI) => Record<string, string> | Promise<Record<string, string>>;

@@ -3,7 +3,7 @@
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { nextOf, readTurn, rq, tool, turnCompleteOf } from "../support/session-protocol.ts";
 import { activeTimerCount, type TimerTracker, trackTimers } from "../support/timer-tracker.ts";
-import { type SessionFixture, startSessionFixture } from "./fixture.ts";
+import { GRPC, type SessionFixture, startSessionFixture } from "./fixture.ts";
 
 let fx: SessionFixture;
 let tracker: TimerTracker;
@@ -71,7 +71,7 @@ it("disconnect while the model streams slowly: after the grace the provider requ
   const streaming = await fx.request(0);
 
   client.cancel();
-  expect((await client.status).code).toBe(1); // CANCELLED, locally
+  expect((await client.status).code).toBe(GRPC.CANCELLED); // locally
   // Detached, the turn runs on until the grace is over; then the session ends for good.
   await expect.poll(() => fx.server.app.registry.size, { timeout: 10_000 }).toBe(0);
   await streaming.closed;

@@ -2,15 +2,13 @@
 // (approval round trips over StreamSession, denials told to the model).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { barrier, nextApprovalQuestion, nextOf, readTurn, rq, tool, turnCompleteOf, valuesOf } from "../support/session-protocol.ts";
-import { type SessionFixture, startSessionFixture } from "./fixture.ts";
+import { toolMessages } from "./chat-body.ts";
+import { GRPC, type SessionFixture, startSessionFixture } from "./fixture.ts";
 
 const rules = JSON.stringify([
   { tool_pattern: "confirm_*", policy: "require_confirmation", reason: "asks the user first" },
   { tool_pattern: "danger_*", policy: "deny", reason: "too dangerous" },
 ]);
-
-const toolMessages = (body: any): { role: string; tool_call_id: string; content: string }[] =>
-  body.messages.filter((m: { role: string }) => m.role === "tool");
 
 describe("with a long approval timeout", () => {
   let fx: SessionFixture;
@@ -174,7 +172,7 @@ describe("with a long approval timeout", () => {
     const turn = await readTurn(client, 10_000);
     expect(valuesOf(turn, "toolRequest")).toEqual([]);
     expect(turnCompleteOf(turn)).toMatchObject({ messageId: "unanswered", stopReason: "cancelled" });
-    expect((await client.status).code).toBe(0);
+    expect((await client.status).code).toBe(GRPC.OK);
   });
 
   it("deny policy: no request and no approval question; the model is told the tool is not permitted (connect)", async () => {

@@ -2,10 +2,8 @@
 // max_cycles, tool_error_limit, error; retries before any output; no retry after output.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { caseOf, nextOf, readTurn, rq, show, textOf, tool, turnCompleteOf, valuesOf } from "../support/session-protocol.ts";
+import { toolMessages } from "./chat-body.ts";
 import { type SessionFixture, startSessionFixture } from "./fixture.ts";
-
-const toolMessages = (body: any): { role: string; tool_call_id: string; content: string }[] =>
-  body.messages.filter((m: { role: string }) => m.role === "tool");
 
 describe("default limits", () => {
   let fx: SessionFixture;
@@ -72,6 +70,29 @@ describe("default limits", () => {
     expect(textOf(turn)).toBe("Made it.");
     expect(turnCompleteOf(turn).stopReason).toBe("end_turn");
     expect(fx.requests()).toHaveLength(2);
+  });
+
+  it("a provider that keeps failing with 5xx is retried (3 retries), then SessionError{model_error, retryable:true} (grpc-js)", async () => {
+    const { client } = await fx.start("grpc-js");
+    const failure = { status: 503, retryAfter: 0, message: "overloaded" };
+    fx.fake.plan(failure, failure, failure, failure);
+    client.send(rq.user("hello"));
+    const turn = await readTurn(client);
+    expect(valuesOf(turn, "error")).toEqual([expect.objectContaining({ code: "model_error", retryable: true })]);
+    expect(turnCompleteOf(turn).stopReason).toBe("error");
+    expect(fx.requests()).toHaveLength(4);
+  });
+
+  it("a retry-after longer than the server waits is not waited for: at once SessionError{model_error, retryable:true} (connect)", async () => {
+    const { client } = await fx.start("connect");
+    fx.fake.plan({ status: 429, retryAfter: 3600, message: "come back in an hour" });
+    client.send(rq.user("hello"));
+    const started = Date.now();
+    const turn = await readTurn(client);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(valuesOf(turn, "error")).toEqual([expect.objectContaining({ code: "model_error", retryable: true })]);
+    expect(turnCompleteOf(turn).stopReason).toBe("error");
+    expect(fx.requests()).toHaveLength(1);
   });
 
   it("a stream cut after some output → SessionError{model_error, retryable} then turn_complete{error}; no retry (grpc-js)", async () => {

@@ -16,6 +16,7 @@ import {
   turnCompleteOf,
   valuesOf,
 } from "../support/session-protocol.ts";
+import { messagesOf, systemOf, toolMessages, toolNames } from "./chat-body.ts";
 import { type SessionFixture, startSessionFixture } from "./fixture.ts";
 
 let fx: SessionFixture;
@@ -25,11 +26,6 @@ beforeAll(async () => {
 });
 afterEach(() => fx.reset());
 afterAll(() => fx?.close());
-
-type ChatMessage = { role: string; content?: unknown; tool_call_id?: string; tool_calls?: { id: string; function: { name: string; arguments: string } }[] };
-const messagesOf = (body: any): ChatMessage[] => body.messages;
-const toolMessages = (body: any): ChatMessage[] => messagesOf(body).filter((m) => m.role === "tool");
-const toolNames = (body: any): string[] => (body.tools ?? []).map((t: { function: { name: string } }) => t.function.name);
 
 describe.each<ClientKind>(["grpc-js", "connect"])("tool round trip (%s)", (kind) => {
   it("ToolRequest → ToolResult → the model reads the result in its next request", async () => {
@@ -300,7 +296,6 @@ it("user_message.tools replace the session tools for that turn only (grpc-js)", 
 
 it("system_context: a user_message's own wins; the pending one from register_tools is used by the next turn without one (connect)", async () => {
   const { client } = await fx.start("connect");
-  const systemOf = (body: any): string => messagesOf(body).find((m) => m.role === "system")!.content as string;
   const turn = async (extra: Parameters<typeof rq.user>[1]) => {
     fx.fake.plan({ text: "ok" });
     client.send(rq.user("hi", extra));

@@ -101,7 +101,7 @@ function turnOf(row: SqlRow, toolCalls: ToolCallRecord[]): StoredTurn {
 
 export function turnRepo({ db, now }: StoreContext): TranscriptStore {
   return {
-    appendTurn(tenantId, sessionId, record) {
+    appendTurn(tenantId, sessionId, record, events = []) {
       return db.transaction(async (tx) => {
         // Bumping the session first both checks ownership and numbers the turn: the row lock it
         // takes (Postgres) or the write lock (SQLite) serialises concurrent appends.
@@ -154,6 +154,9 @@ export function turnRepo({ db, now }: StoreContext): TranscriptStore {
           TOOL_CALL_COLUMNS,
           record.toolCalls.map((c, i) => toolCallRow(sessionId, seq, i, c)),
         );
+        // The turn's events share its transaction: a replay never shows a turn the store lacks.
+        const at = now();
+        await insertRows(tx, "session_events", ["session_id", "seq", "payload", "created_at"], events.map((e) => [sessionId, e.seq, e.payload, at]));
         return seq;
       });
     },
