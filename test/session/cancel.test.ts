@@ -46,9 +46,10 @@ it("cancel_turn mid-stream aborts the provider request and ends with turn_comple
   // The first call's usage was received before the cancel: it is reported, not dropped.
   // The cut second call reported none (Chat Completions sends usage last): its prompt and
   // the deltas streamed so far are counted with the tokenizer on top.
-  expect(done.usage.cacheReadTokens).toBe(8);
-  expect(done.usage.inputTokens).toBeGreaterThan(40 + 20);
-  expect(done.usage.outputTokens).toBeGreaterThan(10);
+  const usage = done.usage!;
+  expect(usage.cacheReadTokens).toBe(8);
+  expect(usage.inputTokens).toBeGreaterThan(40 + 20);
+  expect(usage.outputTokens).toBeGreaterThan(10);
 
   const streaming = await fx.request(1);
   await streaming.closed;
