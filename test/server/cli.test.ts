@@ -80,18 +80,23 @@ describe("graceful shutdown (SIGTERM) of the real process", () => {
     expect(await server.stop("SIGTERM"), output(server)).toEqual({ code: 0, signal: null });
   });
 
-  it("ends an open stream with UNAVAILABLE after the grace period, refuses new connections, exits 0", async () => {
-    const grace = 1500;
-    const { server, client } = await spawnWithClient({ ROZ_SHUTDOWN_GRACE_MS: String(grace) });
+  /** Opens a started session, sends SIGTERM, and checks the port stops accepting. */
+  async function startedThenTerminated(server: Awaited<ReturnType<typeof spawnWithClient>>["server"], client: Awaited<ReturnType<typeof spawnWithClient>>["client"]) {
     const call = client.openSession();
     cleanups.push(() => call.cancel());
     call.send(req.start());
     expect((await call.next(10_000)).response).toBe("session_started");
-
     const sentAt = Date.now();
     server.child.kill("SIGTERM");
     await shuttingDown(server);
     expect(await tryConnect(server.port)).toBe("ECONNREFUSED");
+    return { call, sentAt };
+  }
+
+  it("ends an open stream with UNAVAILABLE after the grace period, refuses new connections, exits 0", async () => {
+    const grace = 1500;
+    const { server, client } = await spawnWithClient({ ROZ_SHUTDOWN_GRACE_MS: String(grace) });
+    const { call, sentAt } = await startedThenTerminated(server, client);
 
     const status = await call.status;
     expect(status.code).toBe(grpc.status.UNAVAILABLE);
@@ -103,15 +108,7 @@ describe("graceful shutdown (SIGTERM) of the real process", () => {
   it("lets a client half-close during the grace period: the stream ends OK and the process exits 0 early", async () => {
     const grace = 20_000;
     const { server, client } = await spawnWithClient({ ROZ_SHUTDOWN_GRACE_MS: String(grace) });
-    const call = client.openSession();
-    cleanups.push(() => call.cancel());
-    call.send(req.start());
-    expect((await call.next(10_000)).response).toBe("session_started");
-
-    const sentAt = Date.now();
-    server.child.kill("SIGTERM");
-    await shuttingDown(server);
-    expect(await tryConnect(server.port)).toBe("ECONNREFUSED");
+    const { call, sentAt } = await startedThenTerminated(server, client);
     // The open stream still works during the grace period.
     call.send(req.ping());
     expect((await call.responses.nextMatching((r) => r.response === "pong", 5_000)).response).toBe("pong");
