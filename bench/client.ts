@@ -52,8 +52,8 @@ type Case = NonNullable<SessionResponse["response"]["case"]>;
 type ValueOf<C extends Case> = Extract<SessionResponse["response"], { case: C }>["value"];
 
 /**
- * Reads until a response of `wanted` arrives and returns its value; an in-band error or
- * the end of the stream throws (with what the server said).
+ * Reads until a response of `wanted` arrives and returns its value; an in-band error, a
+ * turn that completes first, or the end of the stream throws (so a bench never waits forever).
  */
 export async function expect<C extends Case>(stream: BenchStream, wanted: C): Promise<ValueOf<C>> {
   for (;;) {
@@ -61,6 +61,7 @@ export async function expect<C extends Case>(stream: BenchStream, wanted: C): Pr
     if (r === undefined) throw new Error(`stream ended while waiting for ${wanted}`);
     if (r.response.case === wanted) return r.response.value as ValueOf<C>;
     if (r.response.case === "error") throw new Error(`server error while waiting for ${wanted}: ${r.response.value.code}: ${r.response.value.message}`);
+    if (r.response.case === "turnComplete") throw new Error(`turn completed (${r.response.value.stopReason}) while waiting for ${wanted}`);
   }
 }
 

@@ -8,7 +8,7 @@
  */
 import { runPersistence } from "./persistence.ts";
 import { runSession } from "./session.ts";
-import { type BenchOptions, printTable, type Row } from "./support.ts";
+import { type BenchOptions, printTable, type Row, within } from "./support.ts";
 import { runTransport } from "./transport.ts";
 
 const sections: Record<string, { title: string; run: (options: BenchOptions) => Promise<Row[]> }> = {
@@ -24,8 +24,12 @@ async function main(argv: string[]): Promise<number> {
   const names = argv.filter((a) => !a.startsWith("--"));
   const unknown = [...names.filter((n) => !(n in sections)), ...[...flags].filter((f) => !["--quick", "--profile", "--help"].includes(f))];
   if (unknown.length > 0 || flags.has("--help")) {
-    console.error(unknown.length > 0 ? `unknown argument(s): ${unknown.join(", ")}\n${usage}` : usage);
-    return unknown.length > 0 ? 2 : 0;
+    if (unknown.length === 0) {
+      console.log(usage);
+      return 0;
+    }
+    console.error(`unknown argument(s): ${unknown.join(", ")}\n${usage}`);
+    return 2;
   }
   const options: BenchOptions = { quick: flags.has("--quick"), profile: flags.has("--profile") };
   const chosen = names.length > 0 ? names : Object.keys(sections);
@@ -37,7 +41,8 @@ async function main(argv: string[]): Promise<number> {
     const section = sections[name] as (typeof sections)[string];
     const t0 = Date.now();
     try {
-      const rows = await section.run(options);
+      // A wedged section is reported as crashed instead of hanging the whole run.
+      const rows = await within(section.run(options), options.quick ? 120_000 : 300_000, `section ${name}`);
       printTable(`${section.title} [${((Date.now() - t0) / 1000).toFixed(0)} s]`, rows);
     } catch (err) {
       failed = true;

@@ -94,6 +94,8 @@ async function main(): Promise<void> {
       }
     })();
   });
+  // The parent died or gave up on us: nothing will ever ask us to close.
+  process.on("disconnect", () => process.exit(0));
   send({ type: "listening", url });
 }
 

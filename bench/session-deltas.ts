@@ -40,7 +40,8 @@ export async function sessionThroughput(server: ServerProcess, fake: FakeOpenAI,
       const r = await stream.next();
       if (r === undefined) throw new Error("stream ended during the turn");
       if (r.response.case === "textDelta") {
-        deltas++;
+        // The server merges a burst into fewer messages: count the tokens ("tok " each).
+        deltas += r.response.value.content.length / 4;
         last = now();
       } else if (r.response.case === "turnComplete") {
         if (r.response.value.stopReason !== "end_turn") throw new Error(`turn ended with ${r.response.value.stopReason}`);
@@ -109,7 +110,7 @@ export async function sessionLatency(server: ServerProcess, fake: FakeOpenAI, lo
   const conn = connectClients(server.url, load.sessions);
   try {
     const sessions = await mapLimit(load.sessions, 50, (i) => startSession(conn.clients[i] as AgentClient, { model: BENCH_MODEL }));
-    const reply = timedReply(load.rate * load.seconds, load.rate);
+    const reply = timedReply(Math.round(load.rate * load.seconds), load.rate);
     fake.plan(...sessions.map(() => reply));
     const before = await server.stats();
     const started = now();
@@ -133,7 +134,7 @@ export async function sessionLatency(server: ServerProcess, fake: FakeOpenAI, lo
     const wall = now() - started;
     await Promise.all(sessions.map(({ stream }) => finish(stream)));
     const cpuUs = after.cpuUs - before.cpuUs;
-    const deltas = load.sessions * load.rate * load.seconds;
+    const deltas = load.sessions * Math.round(load.rate * load.seconds);
     return {
       latency: summarize(samples.flat()),
       server: { cores: cpuUs / 1000 / wall, cpuUsPerDelta: cpuUs / deltas, loopP99Ms: after.loopDelayP99Ms, loopMaxMs: after.loopDelayMaxMs },
@@ -146,7 +147,7 @@ export async function sessionLatency(server: ServerProcess, fake: FakeOpenAI, lo
 /** The same load consumed by `openai` clients directly (one client, as our provider has). */
 export async function directLatency(fake: FakeOpenAI, load: LatencyLoad): Promise<LatencyRun> {
   const client = directClient(fake);
-  const reply = timedReply(load.rate * load.seconds, load.rate);
+  const reply = timedReply(Math.round(load.rate * load.seconds), load.rate);
   fake.plan(...Array.from({ length: load.sessions }, () => reply));
   const started = now();
   const samples = await Promise.all(

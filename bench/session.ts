@@ -87,7 +87,7 @@ async function latencyRows(server: ServerProcess, fake: FakeOpenAI, load: Latenc
 }
 
 async function toolRows(options: BenchOptions, server: ServerProcess, fake: FakeOpenAI): Promise<Row[]> {
-  const turns = pick(options, 300, 60);
+  const turns = pick(options, 300, 50);
   progress(`session: tool round trips, ${turns} turns, then the same requests sent directly`);
   const tools = await toolRoundTrips(server, fake, turns, 10);
   const via = summarize(tools.samples);
@@ -103,7 +103,7 @@ async function toolRows(options: BenchOptions, server: ServerProcess, fake: Fake
 
 async function idleRows(options: BenchOptions): Promise<Row[]> {
   const rows: Row[] = [];
-  const idle = pick(options, 2000, 500);
+  const idle = pick(options, 2000, 300);
   // 20 connections: sessions multiplexed; one per session: what separate client processes cost.
   for (const connections of pick(options, [20, idle], [10])) {
     progress(`session: ${fmt(idle)} idle sessions over ${fmt(connections)} connection(s), fresh server`);
@@ -129,7 +129,7 @@ export async function runSession(options: BenchOptions): Promise<Row[]> {
   );
   try {
     rows.push(...(await throughputRows(options, server, fake)));
-    const seconds = pick(options, 4, 2);
+    const seconds = pick(options, 4, 1.5);
     const warmupMs = pick(options, 1000, 500);
     if (!options.quick) rows.push(...(await latencyRows(server, fake, { sessions: 50, rate: 100, seconds, warmupMs }, false)));
     rows.push(...(await latencyRows(server, fake, { sessions: 200, rate: 100, seconds, warmupMs }, true)));

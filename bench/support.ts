@@ -74,8 +74,8 @@ export const ms = (n: number): string => `${fmt(n, 2)} ms`;
 export const perSecond = (n: number): string => `${fmt(n)}/s`;
 export const ratio = (n: number): string => fmt(n, 2);
 
-/** Prints a progress line (to stderr, so the tables on stdout stay clean). */
-export const progress = (text: string): void => void process.stderr.write(`  .. ${text}\n`);
+/** Prints a progress line with the seconds since the process started (to stderr: the tables on stdout stay clean). */
+export const progress = (text: string): void => void process.stderr.write(`  .. [${(now() / 1000).toFixed(0).padStart(3)} s] ${text}\n`);
 
 /** A fresh temporary folder and its removal. */
 export async function tempDir(prefix: string): Promise<{ path: string; remove: () => Promise<void> }> {

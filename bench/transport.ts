@@ -51,7 +51,7 @@ async function measure(server: ServerProcess, streams: BenchStream[], durationMs
 
 /** Runs the section and returns its table rows. */
 export async function runTransport(options: BenchOptions): Promise<Row[]> {
-  const durationMs = pick(options, 2000, 800);
+  const durationMs = pick(options, 2000, 600);
   const rounds = pick(options, 2, 1);
   const servers = {
     roz: await startServerProcess({ kind: "roz" }, { profile: options.profile }),

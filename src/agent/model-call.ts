@@ -47,6 +47,8 @@ export interface ModelCallInput {
 }
 
 const ABORTED = Symbol("aborted");
+/** Longest stretch of event handling before the loop lets the event loop run. */
+const YIELD_EVERY_MS = 2;
 
 /**
  * Streams one model call and collects it. Never throws for the model's sake: a thrown
@@ -65,6 +67,7 @@ export async function callModel(input: ModelCallInput): Promise<ModelCallResult>
     signal.addEventListener("abort", onAbort, { once: true });
   });
   let iterator: AsyncIterator<ModelEvent> | undefined;
+  let lastYield = performance.now();
   try {
     iterator = input.model.adapter
       .stream({
@@ -91,6 +94,12 @@ export async function callModel(input: ModelCallInput): Promise<ModelCallResult>
       }
       if (step.done === true) break;
       collect(result, step.value, input.onDelta);
+      // Chunks already buffered resolve as microtasks: yield now and then so that writes,
+      // timers and other sessions get their turn while a fast provider floods us.
+      if (performance.now() - lastYield > YIELD_EVERY_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        lastYield = performance.now();
+      }
     }
     return result;
   } catch (error) {

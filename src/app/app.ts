@@ -105,6 +105,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       dataDir: config.dataDir,
       ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
       eventRetention: { maxEventsPerSession: config.eventRetention },
+      sqliteSynchronous: config.sqliteSynchronous === "full" ? "FULL" : "NORMAL",
       onError: (err) => app.log.error({ err }, "store connection error"),
     }));
   const closeStore = async (): Promise<void> => {

@@ -114,12 +114,20 @@ export const settings = {
     optStr,
     "JSON list of default permission rules [{tool_pattern, policy, reason?}]",
   ),
+  sqliteSynchronous: setting(
+    "ROZ_SQLITE_SYNCHRONOUS",
+    "normal",
+    oneOf("normal", "full"),
+    "SQLite durability: normal survives a process crash; full also a power loss (fsync per commit, slower)",
+  ),
   detachGraceMs: setting("ROZ_DETACH_GRACE_MS", 600_000, int(0, 86_400_000), "how long a detached session stays resumable"),
   eventRetention: setting("ROZ_EVENT_RETENTION", 10_000, int(0, 10_000_000), "session events kept per session for resume"),
   rateLimitPerMinute: setting("ROZ_RATE_LIMIT_PER_MINUTE", 600, int(0, 10_000_000), "REST requests per key per minute (0 = off)"),
+  // A guard against runaway clients, not a quota: a client's test suite or a reconnect storm
+  // of a few hundred sessions must not be refused (a refused start is fatal for the stream).
   sessionRateLimitPerMinute: setting(
     "ROZ_SESSION_RATE_LIMIT_PER_MINUTE",
-    60,
+    600,
     int(0, 10_000_000),
     "sessions started per key per minute (0 = off)",
   ),

@@ -14,22 +14,26 @@ export async function* idleTimeout<T>(
   idleMs: number,
 ): AsyncGenerator<T, void, undefined> {
   let stalled = false;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const arm = () => {
-    timer = setTimeout(() => {
-      stalled = true;
-      controller.abort();
-    }, idleMs);
-  };
+  // One timer for the whole stream, refreshed per chunk: a new timer per chunk is a
+  // measurable cost when providers stream tens of thousands of chunks a second.
+  let consuming = false;
+  const timer = setTimeout(function onIdle() {
+    if (consuming) {
+      timer.refresh();
+      return;
+    }
+    stalled = true;
+    controller.abort();
+  }, idleMs);
   const stallError = () =>
     new ModelError(`the model provider sent nothing for ${Math.round(idleMs / 1000)} s`, { retryable: true });
   try {
-    arm();
     for await (const item of stream) {
-      clearTimeout(timer);
       if (stalled) break;
+      consuming = true;
       yield item;
-      arm();
+      consuming = false;
+      timer.refresh();
     }
   } catch (err) {
     if (stalled) throw stallError();

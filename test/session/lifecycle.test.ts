@@ -52,7 +52,8 @@ describe("sessions on the fake provider", () => {
 
   it.each<ClientKind>(["grpc-js", "connect"])("a client message_id is echoed on every delta and on turn_complete (%s)", async (kind) => {
     const { client } = await fx.start(kind);
-    fx.fake.plan({ reasoning: "Let me think about it.", text: "Here is the answer." });
+    // Frames spaced out, so that the server cannot merge the deltas into one message.
+    fx.fake.plan({ reasoning: "Let me think about it.", text: "Here is the answer.", frameDelayMs: 20 });
     client.send(rq.user("question", { messageId: "client-id-1" }));
     const turn = await readTurn(client);
     const deltas = [...valuesOf(turn, "thinkingDelta"), ...valuesOf(turn, "textDelta")];

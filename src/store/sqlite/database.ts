@@ -105,10 +105,14 @@ export class SqliteDatabase implements SqlDatabase {
     this.#db.close();
   }
 
-  /** Runs `fn` after everything queued before it; a failure does not block later calls. */
+  /**
+   * Runs `fn` after everything queued before it; a failure does not block later calls.
+   * Queued work waits one event-loop turn first: node:sqlite blocks while it runs, and
+   * back-to-back transactions would otherwise starve every stream for their sum.
+   */
   #exclusive<T>(fn: () => Promise<T>): Promise<T> {
     if (this.#closed) return Promise.reject(new RozError("unavailable", "store is closed"));
-    const run = this.#tail.then(() => fn());
+    const run = this.#tail.then(() => new Promise<void>((resolve) => setImmediate(resolve))).then(() => fn());
     this.#tail = run.catch(() => undefined);
     return run;
   }
