@@ -2,6 +2,9 @@ import type { Agent, TurnInput } from "../agent/index.ts";
 import type { Principal, SessionDeps, SessionStatus } from "./ports.ts";
 import type { SequencedEvent, SessionEvent } from "./types.ts";
 
+/** Merged deltas are flushed at this many characters even within one tick. */
+const MAX_MERGED_DELTA = 16_384;
+
 /** Receives a session's events in order; set while a stream is attached. */
 export type EventSink = (event: SequencedEvent) => void;
 
@@ -21,6 +24,9 @@ export class Session {
   #deps: SessionDeps;
   #seq = 0;
   #unflushed: SequencedEvent[] = [];
+  /** The delta being merged (see `emit`). */
+  #pendingDelta: Extract<SessionEvent, { type: "text_delta" | "thinking_delta" }> | undefined;
+  #flushScheduled = false;
   /** Events produced while a turn is being stored: delivered (and numbered) after its turn_complete. */
   #held: SessionEvent[] | undefined;
   #sink: EventSink | undefined;
@@ -55,14 +61,48 @@ export class Session {
     await this.#turn;
   }
 
-  /** Numbers the event, keeps it for persistence and hands it to the attached stream. */
+  /**
+   * Numbers the event, keeps it for persistence and hands it to the attached stream.
+   * Consecutive deltas of one kind and message are merged until the next tick (or the
+   * next other event): a provider's burst becomes one message, not one per token.
+   */
   emit(event: SessionEvent): void {
+    if (event.type === "text_delta" || event.type === "thinking_delta") {
+      const pending = this.#pendingDelta;
+      if (pending?.type === event.type && pending.messageId === event.messageId && pending.text.length < MAX_MERGED_DELTA) {
+        pending.text += event.text;
+        return;
+      }
+      this.#flushDelta();
+      this.#pendingDelta = { ...event };
+      if (!this.#flushScheduled) {
+        this.#flushScheduled = true;
+        setImmediate(() => {
+          this.#flushScheduled = false;
+          this.#flushDelta();
+        });
+      }
+      return;
+    }
+    this.#flushDelta();
+    this.#number(event);
+  }
+
+  #flushDelta(): void {
+    const pending = this.#pendingDelta;
+    if (pending === undefined) return;
+    this.#pendingDelta = undefined;
+    this.#number(pending);
+  }
+
+  #number(event: SessionEvent): void {
     if (this.#held) {
       this.#held.push(event);
       return;
     }
     const sequenced = { seq: ++this.#seq, event };
-    this.#unflushed.push(sequenced);
+    // Pongs and keepalives belong to one stream: numbered, but never replayed.
+    if (event.type !== "pong" && event.type !== "keepalive") this.#unflushed.push(sequenced);
     this.#deliver(sequenced);
   }
 
@@ -142,6 +182,7 @@ export class Session {
    * for the next write.
    */
   async #completeTurn(event: Extract<SessionEvent, { type: "turn_complete" }>): Promise<void> {
+    this.#flushDelta();
     const completed = { seq: this.#seq + 1, event };
     const batch = [...this.#unflushed, completed];
     this.#held = [];
