@@ -5,7 +5,7 @@ import type { AgentEvent } from "./types.ts";
 /** Shares of `maxContextTokens` at which each level starts (session-behaviour.md §5). */
 export const compactionThresholds = { toolResults: 0.5, thinking: 0.65, summary: 0.85 } as const;
 
-/** Recent turns (counting the running one) whose tool results and thinking are kept. */
+/** Recent turns (counting the running one) whose tool results and thinking are kept, when older ones exist. */
 const KEEP_TURNS = 3;
 /** Within those turns, a long tool loop still gets its older results cleared beyond this. */
 const KEEP_RECENT_MESSAGES = 12;
@@ -28,7 +28,7 @@ export interface CompactionDeps {
 
 /**
  * Brings history under the thresholds, cheapest level first, each level only while the
- * history is still above its threshold and only when it changes something: clear old
+ * history is still above its threshold and only when it makes the history smaller: clear old
  * tool results, drop old thinking, summarise older turns. Each applied level is emitted
  * with its true before/after counts. Tool-use/tool-result pairs are never split: the
  * first two levels only rewrite contents, and the summary cuts at a turn boundary.
@@ -42,6 +42,9 @@ export async function compactHistory(messages: ModelMessage[], deps: CompactionD
   const apply = (level: CompactedEvent["level"], next: ModelMessage[] | undefined, summary?: string): void => {
     if (next === undefined) return;
     const after = deps.tokens.messages(next);
+    // A rewrite that does not shrink the history (e.g. a summary as long as what it
+    // replaces) would only lose detail.
+    if (after >= tokens) return;
     deps.emit({
       type: "context_compacted",
       level,
@@ -76,16 +79,24 @@ export function turnStarts(messages: readonly ModelMessage[]): number[] {
   return starts;
 }
 
-/** Where the untouched tail begins for the two rewriting levels. */
-function protectedFrom(messages: readonly ModelMessage[]): number {
+/**
+ * Where the untouched tail begins for the two rewriting levels: the last few turns, or,
+ * when that would leave nothing to rewrite (a short, heavy history), the running turn.
+ */
+function protectedFrom(messages: readonly ModelMessage[], keepTurns: number): number {
   const starts = turnStarts(messages);
-  const byTurns = starts.length >= KEEP_TURNS ? starts[starts.length - KEEP_TURNS]! : 0;
+  const byTurns = starts.length >= keepTurns ? starts[starts.length - keepTurns]! : 0;
   return Math.max(byTurns, messages.length - KEEP_RECENT_MESSAGES);
+}
+
+/** Rewrites outside the usual protected turns, else outside the running turn only. */
+function rewriteOld(messages: readonly ModelMessage[], rewrite: (m: ModelMessage) => ModelMessage | undefined): ModelMessage[] | undefined {
+  return rewriteBefore(messages, protectedFrom(messages, KEEP_TURNS), rewrite) ?? rewriteBefore(messages, protectedFrom(messages, 1), rewrite);
 }
 
 /** Replaces the content of old tool results with a marker; undefined when nothing changed. */
 export function clearOldToolResults(messages: readonly ModelMessage[]): ModelMessage[] | undefined {
-  return rewriteBefore(messages, protectedFrom(messages), (m) => {
+  return rewriteOld(messages, (m) => {
     if (m.role !== "user") return undefined;
     let changed = false;
     const parts = m.parts.map((p): ModelPart => {
@@ -102,7 +113,7 @@ export function clearOldToolResults(messages: readonly ModelMessage[]): ModelMes
  * it (providers reject empty messages). Undefined when nothing changed.
  */
 export function dropOldThinking(messages: readonly ModelMessage[]): ModelMessage[] | undefined {
-  return rewriteBefore(messages, protectedFrom(messages), (m) => {
+  return rewriteOld(messages, (m) => {
     if (m.role !== "assistant") return undefined;
     const parts = m.parts.filter((p) => p.type !== "thinking");
     return parts.length === m.parts.length || parts.length === 0 ? undefined : { role: m.role, parts };

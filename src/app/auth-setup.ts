@@ -9,7 +9,7 @@ import type { SessionLogger } from "../session/index.ts";
  * Throws `config_invalid` with the fix in its message.
  */
 export async function createAuthenticator(
-  config: Pick<Config, "host" | "auth" | "allowOpenNonLoopback">,
+  config: Pick<Config, "host" | "auth">,
   store: Store,
   log: Pick<SessionLogger, "warn">,
 ): Promise<Authenticator> {
@@ -18,7 +18,6 @@ export async function createAuthenticator(
     host: config.host,
     loopback,
     mode: config.auth,
-    allowOpenNonLoopback: config.allowOpenNonLoopback,
     keyCount: config.auth === "required" ? await store.countKeys() : 0,
   });
   if (warning) log.warn({ auth: config.auth, host: config.host }, warning);

@@ -26,12 +26,6 @@ const int =
     if (n < min || n > max) return fail(name, `must be between ${min} and ${max}, got ${n}`);
     return n;
   };
-const bool: Parser<boolean> = (raw, name) => {
-  const v = raw.trim().toLowerCase();
-  if (["1", "true", "yes", "on"].includes(v)) return true;
-  if (["0", "false", "no", "off", ""].includes(v)) return false;
-  return fail(name, `expected true or false, got "${raw}"`);
-};
 const oneOf =
   <T extends string>(...values: T[]): Parser<T> =>
   (raw, name) =>
@@ -87,12 +81,6 @@ export const settings = {
   ),
   providersFile: setting("ROZ_PROVIDERS_FILE", undefined, optStr, "JSON/YAML file with more providers and aliases"),
   auth: setting("ROZ_AUTH", "required", oneOf("required", "disabled"), "required or disabled (open with a warning on loopback until a key exists)"),
-  allowOpenNonLoopback: setting(
-    "ROZ_ALLOW_OPEN_NON_LOOPBACK",
-    false,
-    bool,
-    "allow ROZ_AUTH=disabled on a non-loopback address",
-  ),
   databaseUrl: setting("DATABASE_URL", undefined, optStr, "PostgreSQL instead of the embedded store"),
   natsUrl: setting("NATS_URL", undefined, optStr, "NATS for the event bus and multi-node routing"),
   corsOrigins: setting("ROZ_CORS_ORIGINS", [] as string[], list, "comma-separated origins allowed for browser clients"),

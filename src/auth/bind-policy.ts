@@ -5,8 +5,6 @@ export interface BindPolicyInput {
   host: string;
   loopback: boolean;
   mode: AuthMode;
-  /** `ROZ_ALLOW_OPEN_NON_LOOPBACK`. */
-  allowOpenNonLoopback: boolean;
   /** Keys ever created (revoked ones included). */
   keyCount: number;
 }
@@ -21,22 +19,18 @@ export function checkBindPolicy(input: BindPolicyInput): { warning?: string } {
   const { host, loopback, mode } = input;
   if (mode === "disabled") {
     if (loopback) return { warning: `authentication is disabled (ROZ_AUTH=disabled): every request acts as tenant "default"` };
-    if (!input.allowOpenNonLoopback) {
-      throw new RozError(
-        "config_invalid",
-        `ROZ_AUTH=disabled on the non-loopback address ${host} would let anyone on the network in; ` +
-          `set ROZ_ALLOW_OPEN_NON_LOOPBACK=true to allow it, or bind to 127.0.0.1`,
-      );
-    }
-    return { warning: `authentication is disabled on the non-loopback address ${host} (ROZ_ALLOW_OPEN_NON_LOOPBACK=true): anyone who can reach it has full access` };
+    // ROZ_AUTH=disabled is the explicit opt-in (the default is `required`); say it loudly.
+    return {
+      warning: `authentication is disabled (ROZ_AUTH=disabled) on the non-loopback address ${host}: anyone who can reach it has full access`,
+    };
   }
   if (input.keyCount > 0) return {};
   if (!loopback) {
     throw new RozError(
       "config_invalid",
       `refusing to listen on the non-loopback address ${host} without any API key: create one first with ` +
-        `"roz keys create --tenant NAME" (same ROZ_DATA_DIR / DATABASE_URL), or set ROZ_AUTH=disabled and ` +
-        `ROZ_ALLOW_OPEN_NON_LOOPBACK=true to run open on purpose`,
+        `"roz keys create --tenant NAME" (same ROZ_DATA_DIR / DATABASE_URL), or set ROZ_AUTH=disabled to run ` +
+        `open on purpose`,
     );
   }
   return {

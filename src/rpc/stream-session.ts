@@ -1,6 +1,6 @@
 import type { HandlerContext } from "@connectrpc/connect";
 import { RozError } from "../errors/index.ts";
-import { type SessionDeps, SessionRegistry, SessionStream } from "../session/index.ts";
+import { type SessionCommand, type SessionDeps, SessionRegistry, SessionStream, sessionErrorOf } from "../session/index.ts";
 import type { SessionRequest, SessionResponse } from "../gen/roz/v1/agent_pb.js";
 import { fromConnectError, toConnectError } from "./connect-errors.ts";
 import { rawRequestKey, type RpcAuthenticator } from "./context-values.ts";
@@ -13,6 +13,25 @@ export interface StreamSessionDeps {
   authenticate: RpcAuthenticator;
   /** Open streams, so that shutdown can end them. */
   openStreams: Set<SessionStream>;
+}
+
+/** The command a request would have become, for the cases whose decoding can fail. */
+const commandTypes: Partial<Record<NonNullable<SessionRequest["request"]["case"]>, SessionCommand["type"]>> = {
+  start: "start",
+  userMessage: "user_message",
+  toolResult: "tool_result",
+  registerTools: "register_tools",
+};
+
+/**
+ * The in-band error of a failed authentication (§1): `unauthenticated` for missing, wrong or
+ * insufficient credentials; a failure of the server itself (store down) as what it is.
+ */
+function authError(error: RozError): SessionResponse {
+  const wire = error.code === "unauthenticated" || error.code === "permission_denied"
+    ? { code: "unauthenticated" as const, message: error.message, retryable: false }
+    : sessionErrorOf(error);
+  return responseToWire({ seq: 0, event: { type: "session_error", ...wire } });
 }
 
 /** Lets the transport report a reset that happened together with the request EOF. */
@@ -30,7 +49,7 @@ export function createStreamSession(deps: StreamSessionDeps) {
       principal = await deps.authenticate(ctx.requestHeader.get("authorization"), "sessions");
     } catch (err) {
       const error = err instanceof RozError ? err : new RozError("internal", undefined, { cause: err });
-      yield responseToWire({ seq: 0, event: { type: "session_error", code: "unauthenticated", message: error.message, retryable: false } });
+      yield authError(error);
       throw toConnectError(error);
     }
     const stream = new SessionStream(deps.session, deps.registry, principal);
@@ -47,11 +66,12 @@ export function createStreamSession(deps: StreamSessionDeps) {
             command = commandFromWire(request);
           } catch (err) {
             const error = err instanceof RozError ? err : new RozError("malformed_message", undefined, { cause: err });
-            if (!started && request.request.case === "start") {
+            const type = (request.request.case && commandTypes[request.request.case]) ?? "unsupported";
+            if (!started && type === "start") {
               await stream.fail(error);
               return;
             }
-            stream.rejectRequest(error);
+            stream.rejectRequest(error, type);
             continue;
           }
           if (command.type === "start") started = true;

@@ -1,4 +1,5 @@
 export { AsyncQueue } from "./async-queue.ts";
+export { retryableOf, sessionErrorCode, sessionErrorOf } from "./error-codes.ts";
 export type * from "./ports.ts";
 export { Session } from "./session.ts";
 export { SessionRegistry } from "./session-registry.ts";

@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
-import type { AgentMode } from "../agent/index.ts";
+import { toAgentMode } from "../agent/index.ts";
 import { RozError } from "../errors/index.ts";
 import { AsyncQueue } from "./async-queue.ts";
+import { retryableOf, sessionErrorOf } from "./error-codes.ts";
 import type { Principal, SessionDeps } from "./ports.ts";
 import { Session } from "./session.ts";
 import type { SessionRegistry } from "./session-registry.ts";
@@ -9,26 +10,6 @@ import type { SequencedEvent, SessionCommand, SessionErrorCode, SessionEvent, St
 
 /** What a stream yields: numbered events, then possibly a fatal error that ends the RPC. */
 export type StreamItem = { kind: "event"; item: SequencedEvent } | { kind: "fatal"; error: RozError };
-
-const modes: Record<string, AgentMode> = {
-  "": "react",
-  react: "react",
-  ooda_re_act: "ooda_re_act",
-  ooda: "ooda_re_act",
-  ooda_react: "ooda_re_act",
-};
-
-const sessionCodes = new Set<string>([
-  "unauthenticated", "invalid_argument", "not_found", "model_unavailable", "already_started", "no_session",
-  "turn_in_progress", "no_active_turn", "unknown_tool_call", "model_error", "agent_error", "resource_exhausted", "internal",
-]);
-
-/** The §8 code for an error: session reasons as they are, others by their status code. */
-export function sessionErrorCode(error: RozError): SessionErrorCode {
-  if (sessionCodes.has(error.reason)) return error.reason as SessionErrorCode;
-  if (sessionCodes.has(error.code)) return error.code as SessionErrorCode;
-  return "internal";
-}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -70,7 +51,7 @@ export class SessionStream {
         return this.#error("already_started", "the session has already started");
       case "user_message": {
         if (session.turnRunning) return this.#error("turn_in_progress", "a turn is already running; wait for turn_complete or cancel it");
-        const mode = modes[command.aiMode ?? ""];
+        const mode = toAgentMode(command.aiMode);
         if (!mode) return this.#error("invalid_argument", `unknown ai_mode "${command.aiMode}": use react or ooda_re_act`);
         session.startTurn({
           messageId: command.messageId || randomUUID(),
@@ -133,9 +114,6 @@ export class SessionStream {
       if (command.environmentId !== "" && !UUID.test(command.environmentId)) {
         throw new RozError("invalid_argument", `environment_id "${command.environmentId}" is not a UUID`);
       }
-      if (command.maxContextTokens !== undefined && command.maxContextTokens < 1000) {
-        throw new RozError("invalid_argument", "max_context_tokens must be at least 1000");
-      }
       const environment = await this.#deps.persistence.resolveEnvironment(this.#principal.tenantId, command.environmentId);
       if (!environment) throw new RozError("not_found", `environment "${command.environmentId}" not found`);
       const wanted = command.model || environment.defaultModel || undefined;
@@ -169,21 +147,33 @@ export class SessionStream {
       const error = err instanceof RozError ? err : new RozError("internal", undefined, { cause: err });
       if (error.reason === "internal") this.#deps.log.error({ err }, "session start failed");
       this.#deps.metrics.error(error.reason);
-      this.#sendError(sessionErrorCode(error), error.message, error.retryable);
+      this.#send({ type: "session_error", ...sessionErrorOf(error) });
       this.#queue.push({ kind: "fatal", error });
       this.close();
     }
   }
 
-  /** A request that could not be decoded: reported in-band, the stream goes on. */
-  rejectRequest(error: RozError): void {
-    this.#error(sessionErrorCode(error), error.message);
+  /**
+   * A request of kind `type` that could not be decoded (a start that failed to decode goes
+   * to `fail`). What it is decides the answer first, as for a decoded one (§1): before
+   * start, `no_session` or nothing; a second start, `already_started`. Otherwise the
+   * decoding error is reported in-band and the stream goes on.
+   */
+  rejectRequest(error: RozError, type: SessionCommand["type"]): void {
+    if (this.#closed) return;
+    if (!this.#session) {
+      if (type === "user_message" || type === "tool_result" || type === "register_tools") this.#error("no_session", "send start before " + type);
+      return;
+    }
+    if (type === "start") return this.#error("already_started", "the session has already started");
+    const { code, message } = sessionErrorOf(error);
+    this.#error(code, message);
   }
 
   /** A fatal stream error (malformed bytes, size limit): report it and end the session. */
   async fail(error: RozError): Promise<void> {
     if (this.#closed) return;
-    this.#sendError(sessionErrorCode(error), error.message, error.retryable);
+    this.#send({ type: "session_error", ...sessionErrorOf(error) });
     this.#queue.push({ kind: "fatal", error });
     const session = this.#session;
     this.#session = undefined;
@@ -255,17 +245,15 @@ export class SessionStream {
 
   #sendKeepalive(): void {
     const session = this.#session;
-    if (!session) return this.#send({ type: "keepalive" });
+    // Before start the counts are those of an empty session with the default window.
+    if (!session) return this.#send({ type: "keepalive", tokensUsed: 0, tokensMax: this.#deps.defaultMaxContextTokens });
     session.emit({ type: "keepalive", tokensUsed: session.agent.contextTokens(), tokensMax: session.agent.maxContextTokens });
   }
 
+  /** A non-fatal in-band error; its `retryable` flag is the §8 table's. */
   #error(code: SessionErrorCode, message: string): void {
     this.#deps.metrics.error(code);
-    this.#sendError(code, message, false);
-  }
-
-  #sendError(code: SessionErrorCode, message: string, retryable: boolean): void {
-    this.#send({ type: "session_error", code, message, retryable });
+    this.#send({ type: "session_error", code, message, retryable: retryableOf(code, false) });
   }
 
   /** Stream-local answers go through the session (numbered) once it exists. */

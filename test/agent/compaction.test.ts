@@ -60,6 +60,19 @@ describe("compaction", () => {
     expectValidHistory(agent.history());
   });
 
+  it("level tool_results: a short restored history past 50 % has its results cleared too (all but the running turn)", async () => {
+    const history = toolTurn("only", words(600));
+    const maxContextTokens = contextFor(history, 0.55);
+    const model = new TestModel([reply("fine")]);
+    const agent = makeAgent(model, { history, maxContextTokens });
+    const run = start(agent, turn("next"));
+    await run.done;
+    expect(run.of("context_compacted").map((e) => e.level)).toEqual(["tool_results"]);
+    const sent = model.requests[0]!.messages;
+    expect(sent[2]!.parts[0]).toMatchObject({ type: "tool_result", toolUseId: "only", content: "[tool result cleared to save context]" });
+    expectValidHistory(agent.history());
+  });
+
   it("level thinking: drops old thinking when clearing results is not enough", async () => {
     const history = [user("q1"), assistant("a1", words(700, "think")), user("q2"), assistant("a2", "short thought"), user("q3"), assistant("a3")];
     const maxContextTokens = contextFor(history, 0.75);

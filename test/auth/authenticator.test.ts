@@ -63,7 +63,7 @@ describe("scopes", () => {
 });
 
 describe("bind policy", () => {
-  const base = { host: "127.0.0.1", loopback: true, mode: "required" as const, allowOpenNonLoopback: false, keyCount: 0 };
+  const base = { host: "127.0.0.1", loopback: true, mode: "required" as const, keyCount: 0 };
   it("warns on loopback without keys, and is silent with keys", () => {
     expect(checkBindPolicy(base).warning).toContain("OPEN");
     expect(checkBindPolicy({ ...base, keyCount: 1 })).toEqual({});
@@ -72,8 +72,7 @@ describe("bind policy", () => {
     const wide = { ...base, host: "0.0.0.0", loopback: false };
     expect(await reasonOf(() => checkBindPolicy(wide))).toBe("config_invalid");
     expect(checkBindPolicy({ ...wide, keyCount: 2 })).toEqual({});
-    expect(await reasonOf(() => checkBindPolicy({ ...wide, mode: "disabled" }))).toBe("config_invalid");
-    expect(checkBindPolicy({ ...wide, mode: "disabled", allowOpenNonLoopback: true }).warning).toContain("0.0.0.0");
+    expect(checkBindPolicy({ ...wide, mode: "disabled" }).warning).toContain("0.0.0.0");
   });
 });
 

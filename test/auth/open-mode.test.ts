@@ -103,14 +103,8 @@ describe("non-loopback addresses", () => {
     expect(result.stderr).toContain("roz keys create");
   });
 
-  it("refuse ROZ_AUTH=disabled without ROZ_ALLOW_OPEN_NON_LOOPBACK", async () => {
-    const result = await runCli([], { ROZ_HOST: "0.0.0.0", ROZ_PORT: "0", ROZ_AUTH: "disabled", ROZ_DATA_DIR: await tempDir() });
-    expect(result.code).toBe(2);
-    expect(result.stderr).toContain("ROZ_ALLOW_OPEN_NON_LOOPBACK=true");
-  });
-
-  it("start open with the explicit opt-in, and log a warning", async () => {
-    const server = await spawnServer({ ROZ_HOST: "0.0.0.0", ROZ_AUTH: "disabled", ROZ_ALLOW_OPEN_NON_LOOPBACK: "true" });
+  it("start open when ROZ_AUTH=disabled says so explicitly, and log a warning", async () => {
+    const server = await spawnServer({ ROZ_HOST: "0.0.0.0", ROZ_AUTH: "disabled" });
     try {
       const warning = server.logLines().find((l) => l["level"] === 40 && String(l["msg"]).includes("authentication is disabled"));
       expect(warning).toBeDefined();

@@ -22,17 +22,16 @@ const keepaliveOf = (r: WireResponse): Keepalive => {
 const isKeepalive = (r: WireResponse): boolean => r.response === "keepalive";
 
 describe("keepalive", () => {
-  it("arrives before start without token counts", async () => {
+  it("arrives before start with the counts of an empty session (0 of the default window)", async () => {
     const call = client.openSession();
     try {
       const first = await call.next(5_000);
       expect(first.seq).toBe("0");
       const body = keepaliveOf(first);
-      // proto3 optional fields: absent, not zero.
-      expect(body.tokens_used).toBeUndefined();
-      expect(body.tokens_max).toBeUndefined();
+      expect(body.tokens_used).toBe(0);
+      expect(body.tokens_max).toBe(200_000);
       // ... and keeps arriving.
-      expect(keepaliveOf(await call.next(5_000)).tokens_max).toBeUndefined();
+      expect(keepaliveOf(await call.next(5_000)).tokens_max).toBe(200_000);
     } finally {
       call.cancel();
     }

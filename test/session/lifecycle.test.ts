@@ -34,7 +34,12 @@ describe("sessions on the fake provider", () => {
       { name: "an unknown model", start: { model: "nope/missing" }, code: "model_unavailable", status: GRPC.FAILED_PRECONDITION },
       { name: "a malformed environment_id", start: { environmentId: "not-a-uuid" }, code: "invalid_argument", status: GRPC.INVALID_ARGUMENT },
       { name: "an unknown environment UUID", start: { environmentId: randomUUID() }, code: "not_found", status: GRPC.NOT_FOUND },
-      { name: "max_context_tokens below 1000", start: { maxContextTokens: 500 }, code: "invalid_argument", status: GRPC.INVALID_ARGUMENT },
+      {
+        name: "a history message with an unknown role",
+        start: { history: [{ role: "narrator", parts: [{ part: { case: "text" as const, value: { text: "once upon a time" } } }] }] },
+        code: "invalid_argument",
+        status: GRPC.INVALID_ARGUMENT,
+      },
     ];
     it.each(cases)("$name → SessionError{$code} then the matching gRPC status; nothing is created", async ({ start, code, status }) => {
       const client = fx.open(kind);
@@ -204,6 +209,14 @@ describe("sessions on the fake provider", () => {
   it("SessionStarted names the resolved model (grpc-js)", async () => {
     expect((await fx.start("grpc-js")).started.model).toBe("openai/fake-model");
     expect((await fx.start("grpc-js", { model: "openai/other-model" })).started.model).toBe("openai/other-model");
+  });
+
+  it("any positive max_context_tokens is accepted; a tiny one still completes turns (grpc-js)", async () => {
+    const { client } = await fx.start("grpc-js", { maxContextTokens: 50 });
+    fx.fake.plan({ text: "a reply" }, { text: "a summary" });
+    client.send(rq.user("question"));
+    const turn = await readTurn(client);
+    expect(turnCompleteOf(turn).stopReason).toBe("end_turn");
   });
 
   it("an unknown ai_mode is refused with invalid_argument and starts no turn (grpc-js)", async () => {

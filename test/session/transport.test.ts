@@ -42,13 +42,13 @@ describe("keepalive every 200 ms", () => {
     expect(sequenceProblem(all)).toBeUndefined();
   });
 
-  it("before start, keepalives carry no token counts and sequence 0 (connect)", async () => {
+  it("before start, keepalives carry the counts of an empty session and sequence 0 (connect)", async () => {
     const client = fx.open("connect");
     const first = await client.responses.nextMatching(isKeepalive, 5_000);
     expect(first.seq).toBe(0n);
     const body = valueOf(first, "keepalive");
-    expect(body.tokensUsed).toBeUndefined();
-    expect(body.tokensMax).toBeUndefined();
+    expect(body.tokensUsed).toBe(0);
+    expect(body.tokensMax).toBe(200_000);
   });
 });
 
