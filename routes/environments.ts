@@ -10,6 +10,7 @@ import {
   idParams,
   iso,
   pageQuery,
+  pageRequestOf,
   pageSchema,
   permissionRuleSchema,
   timeSchema,
@@ -81,7 +82,7 @@ const ruleJson = (r: PermissionRule): RuleJson => ({
 });
 
 /** The REST shape of an environment. */
-export const environmentJson = (e: Environment) => ({
+const environmentJson = (e: Environment) => ({
   id: e.id,
   name: e.name,
   kind: e.kind,
@@ -152,8 +153,7 @@ export const environmentRoutes: FastifyPluginAsync<EnvironmentRoutesOptions> = a
     "/v1/environments",
     { config, schema: { summary: "List environments, newest first", tags, querystring: pageQuery, response: { 200: pageSchema(environmentSchema), ...errorResponses() } } },
     async (request) => {
-      const { limit, cursor } = request.query as { limit: number; cursor?: string };
-      const page = await store.listEnvironments(principalOf(request).tenantId, { limit, ...(cursor !== undefined ? { cursor } : {}) });
+      const page = await store.listEnvironments(principalOf(request).tenantId, pageRequestOf(request.query));
       return toPage(page, environmentJson);
     },
   );

@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from "fastify";
 import { grantableScopes, issueKey, type IssuedKey, principalOf, rotateIssuedKey, SCOPES } from "../src/auth/index.ts";
 import { RozError } from "../src/errors/index.ts";
 import type { ApiKey, Store } from "../src/store/index.ts";
-import { errorResponses, idParams, iso, pageQuery, pageSchema, timeSchema, toPage } from "./schemas.ts";
+import { errorResponses, idParams, iso, pageQuery, pageRequestOf, pageSchema, timeSchema, toPage } from "./schemas.ts";
 
 export interface KeyRoutesOptions {
   store: Pick<Store, "createKey" | "getKey" | "listKeys" | "revokeKey" | "rotateKey">;
@@ -48,7 +48,7 @@ const createBody = {
 } as const;
 
 /** The REST shape of a key: never its secret or hash. */
-export const keyJson = (k: ApiKey) => ({
+const keyJson = (k: ApiKey) => ({
   id: k.id,
   name: k.name,
   prefix: k.prefix,
@@ -95,8 +95,7 @@ export const keyRoutes: FastifyPluginAsync<KeyRoutesOptions> = async (app, { sto
     "/v1/auth/keys",
     { config, schema: { summary: "List API keys (revoked ones included), newest first", tags, querystring: pageQuery, response: { 200: pageSchema(keySchema), ...errorResponses() } } },
     async (request) => {
-      const { limit, cursor } = request.query as { limit: number; cursor?: string };
-      return toPage(await store.listKeys(principalOf(request).tenantId, { limit, ...(cursor !== undefined ? { cursor } : {}) }), keyJson);
+      return toPage(await store.listKeys(principalOf(request).tenantId, pageRequestOf(request.query)), keyJson);
     },
   );
 

@@ -43,6 +43,7 @@ export const pageQueryProperties = {
   cursor: { type: "string", maxLength: 512, description: "`next_cursor` of the previous page (opaque)" },
 } as const;
 
+/** The query of a list route without filters: `limit` and `cursor` only, nothing else accepted. */
 export const pageQuery = { type: "object", properties: pageQueryProperties, additionalProperties: false } as const;
 
 /** `{ items: [...], next_cursor? }`, newest first. */
@@ -54,11 +55,18 @@ export function pageSchema<T extends object>(item: T) {
   } as const;
 }
 
+/** The store's page request from a query validated by `pageQuery` (which defaults `limit`). */
+export function pageRequestOf(query: unknown): { limit: number; cursor?: string } {
+  const { limit, cursor } = query as { limit: number; cursor?: string };
+  return { limit, ...(cursor !== undefined ? { cursor } : {}) };
+}
+
 /** A store page in REST shape. */
 export function toPage<T, U>(page: { items: T[]; nextCursor?: string }, map: (item: T) => U): { items: U[]; next_cursor?: string } {
   return { items: page.items.map(map), ...(page.nextCursor ? { next_cursor: page.nextCursor } : {}) };
 }
 
+/** A time on the wire: an RFC 3339 string (see `iso`). */
 export const timeSchema = { type: "string", format: "date-time" } as const;
 
 /** Epoch milliseconds as RFC 3339; undefined stays undefined. */
@@ -93,6 +101,7 @@ export const usageSchema = {
   required: ["input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens"],
 } as const;
 
+/** Token usage in the snake_case shape of `usageSchema`. */
 export function usageJson(u: { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheCreationTokens: number }) {
   return {
     input_tokens: u.inputTokens,

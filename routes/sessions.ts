@@ -3,13 +3,13 @@ import { principalOf } from "../src/auth/index.ts";
 import { RozError } from "../src/errors/index.ts";
 import type { SessionRegistry } from "../src/session/index.ts";
 import type { Session, SessionStatus, Store } from "../src/store/index.ts";
-import { errorResponses, idParams, iso, pageQueryProperties, pageSchema, timeSchema, toPage, usageJson, usageSchema } from "./schemas.ts";
+import { errorResponses, idParams, iso, pageQueryProperties, pageRequestOf, pageSchema, timeSchema, toPage, usageJson, usageSchema } from "./schemas.ts";
 import { conversationJson, conversationOf, turnJson } from "./transcript.ts";
 
 export interface SessionRoutesOptions {
   store: Pick<Store, "getSession" | "listSessions" | "listTurns" | "updateSessionStatus">;
   /** The live sessions of this process: DELETE ends a running one first. */
-  registry: Pick<SessionRegistry, "get" | "remove">;
+  registry: Pick<SessionRegistry, "get" | "end">;
 }
 
 const statuses: SessionStatus[] = ["active", "detached", "completed", "cancelled", "error"];
@@ -72,7 +72,7 @@ const messagesSchema = {
 } as const;
 
 /** The REST shape of a session. */
-export const sessionJson = (s: Session) => ({
+const sessionJson = (s: Session) => ({
   id: s.id,
   environment_id: s.environmentId,
   model: s.model,
@@ -102,10 +102,9 @@ export const sessionRoutes: FastifyPluginAsync<SessionRoutesOptions> = async (ap
     "/v1/sessions",
     { config, schema: { summary: "List sessions, newest first", tags, querystring: listQuery, response: { 200: pageSchema(sessionSchema), ...errorResponses() } } },
     async (request) => {
-      const q = request.query as { limit: number; cursor?: string; status?: SessionStatus; environment_id?: string };
+      const q = request.query as { status?: SessionStatus; environment_id?: string };
       const page = await store.listSessions(principalOf(request).tenantId, {
-        limit: q.limit,
-        ...(q.cursor !== undefined ? { cursor: q.cursor } : {}),
+        ...pageRequestOf(request.query),
         ...(q.status !== undefined ? { status: q.status } : {}),
         ...(q.environment_id !== undefined ? { environmentId: q.environment_id } : {}),
       });
@@ -165,10 +164,7 @@ export const sessionRoutes: FastifyPluginAsync<SessionRoutesOptions> = async (ap
       const tenantId = principalOf(request).tenantId;
       if (!(await store.getSession(tenantId, id))) throw notFound(id);
       const live = registry.get(tenantId, id);
-      if (live) {
-        await live.end("cancelled", "session deleted through the REST API");
-        registry.remove(live);
-      }
+      if (live) await registry.end(live, "cancelled", "session deleted through the REST API");
       // Also for a session the store still thinks is running but this process does not hold.
       await store.updateSessionStatus(tenantId, id, { status: "cancelled", from: ["active", "detached"] });
       return reply.status(204).send();

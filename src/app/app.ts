@@ -235,7 +235,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       await onePort?.drain(config.shutdownGraceMs, () => {
         for (const stream of openStreams) stream.shutdown();
       });
-      await Promise.all(registry.all().map((s) => s.end("cancelled", "server shut down")));
+      await Promise.all(registry.all().map((s) => registry.end(s, "cancelled", "server shut down")));
       await app.close();
       await closeStore();
     },

@@ -1,6 +1,7 @@
 import { RozError } from "../errors/index.ts";
 import type { Principal } from "../session/index.ts";
 
+/** The answer of `RateLimiter.take`: allowed, or refused with the wait until a token is back. */
 export type RateVerdict = { ok: true } | { ok: false; retryAfterSeconds: number };
 
 interface Bucket {
@@ -50,7 +51,7 @@ export class RateLimiter {
 }
 
 /** Whose budget a request spends: its key, or its tenant in open mode (no key). */
-export function rateKey(principal: Principal): string {
+function rateKey(principal: Principal): string {
   return principal.keyId !== undefined ? `key:${principal.keyId}` : `tenant:${principal.tenantId}`;
 }
 
@@ -62,6 +63,7 @@ export interface RateLimits {
   allowSessionStart(principal: Principal): boolean;
 }
 
+/** Builds both limiters from the settings (each off at 0); `now` is for tests. */
 export function createRateLimits(settings: { rateLimitPerMinute: number; sessionRateLimitPerMinute: number }, now?: () => number): RateLimits {
   const rest = new RateLimiter(settings.rateLimitPerMinute, now);
   const sessions = new RateLimiter(settings.sessionRateLimitPerMinute, now);

@@ -1,21 +1,21 @@
 import type { Http2ServerRequest } from "node:http2";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { httpStatusOfReason, RozError } from "../errors/index.ts";
+import { httpStatusOfReason, type Reason, RozError } from "../errors/index.ts";
 
 /** The JSON body of every REST error: `{"error":{"code","message","details?"}}`. */
 export function errorBody(code: string, message: string, details?: Record<string, unknown>) {
   return { error: { code, message, ...(details ? { details } : {}) } };
 }
 
-/** Fastify's own error codes for bad input, mapped to our reasons and statuses. */
-const fastifyErrors: Record<string, { status: number; code: string }> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: "unsupported_media_type" },
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: "invalid_argument" },
-  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: "payload_too_large" },
-  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: "invalid_argument" },
-  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: "invalid_argument" },
-  FST_ERR_CTP_EMPTY_TYPE: { status: 415, code: "unsupported_media_type" },
-  FST_ERR_CTP_INVALID_TYPE: { status: 415, code: "unsupported_media_type" },
+/** Fastify's own error codes for bad input, mapped to our reasons (their status is the registry's). */
+const fastifyErrors: Record<string, Reason> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: "unsupported_media_type",
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: "invalid_argument",
+  FST_ERR_CTP_BODY_TOO_LARGE: "payload_too_large",
+  FST_ERR_CTP_EMPTY_JSON_BODY: "invalid_argument",
+  FST_ERR_CTP_INVALID_JSON_BODY: "invalid_argument",
+  FST_ERR_CTP_EMPTY_TYPE: "unsupported_media_type",
+  FST_ERR_CTP_INVALID_TYPE: "unsupported_media_type",
 };
 
 /**
@@ -44,8 +44,8 @@ export function registerRestErrors(app: FastifyInstance): void {
       const message = extra ? `${field}: unknown field` : `${field}: ${first?.message ?? "invalid"}`;
       return reply.status(400).send(errorBody("invalid_argument", message, { field, errors: fe.validation.map((v) => v.message) }));
     }
-    const mapped = fe.code ? fastifyErrors[fe.code] : undefined;
-    if (mapped) return reply.status(mapped.status).send(errorBody(mapped.code, fe.message));
+    const reason = fe.code ? fastifyErrors[fe.code] : undefined;
+    if (reason) return reply.status(httpStatusOfReason(reason)).send(errorBody(reason, fe.message));
     if (fe.statusCode !== undefined && fe.statusCode >= 400 && fe.statusCode < 500) {
       return reply.status(fe.statusCode).send(errorBody("invalid_argument", fe.message));
     }

@@ -1,11 +1,10 @@
 import { Ajv, type Options } from "ajv";
 import type { FastifySchemaCompiler } from "fastify";
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from "../session/index.ts";
 
 /** The formats REST schemas use (`ajv-formats` is not a dependency). */
 const formats: Options["formats"] = {
-  uuid: UUID,
+  uuid: isUuid,
   "date-time": (s: string) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(s) && !Number.isNaN(Date.parse(s)),
 };
 

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 
 /** Every secret starts with this, so that leaked keys are easy to scan for. */
-export const KEY_PREFIX = "roz_sk_";
+const KEY_PREFIX = "roz_sk_";
 
 /** `roz_sk_` + base64url of 32 random bytes (43 characters, no padding). */
 const KEY_SHAPE = /^roz_sk_[A-Za-z0-9_-]{43}$/;

@@ -8,10 +8,10 @@ import { requireScope, SCOPES } from "./scopes.ts";
 export type AuthMode = "required" | "disabled";
 
 /** The tenant every open-mode request acts as. */
-export const OPEN_TENANT = "default";
+const OPEN_TENANT = "default";
 
 /** How often, at most, "no key exists yet" is re-counted while the server runs open. */
-export const DEFAULT_RECHECK_MS = 2_000;
+const DEFAULT_RECHECK_MS = 2_000;
 
 /** `last_used_at` is a coarse "in use lately": one store write per key per minute is plenty. */
 const TOUCH_INTERVAL_MS = 60_000;

@@ -2,9 +2,9 @@
  * Authentication: API keys (`roz_sk_…`, stored hashed), scopes, the open-mode rules and the
  * REST auth hook. `src/app` wires it; routes use `principalOf`.
  */
-export { bearerToken, hashSecret, KEY_PREFIX, looksLikeSecret, newSecret, type NewSecret } from "./api-keys.ts";
-export { Authenticator, DEFAULT_RECHECK_MS, OPEN_TENANT, type AuthenticatorOptions, type AuthMode } from "./authenticator.ts";
+export { bearerToken, hashSecret, looksLikeSecret, newSecret, type NewSecret } from "./api-keys.ts";
+export { Authenticator, type AuthenticatorOptions, type AuthMode } from "./authenticator.ts";
 export { checkBindPolicy, type BindPolicyInput } from "./bind-policy.ts";
 export { issueKey, rotateIssuedKey, type IssuedKey } from "./issue-key.ts";
 export { principalOf, registerRestAuth, type RestAuthOptions } from "./rest-auth.ts";
-export { grantableScopes, hasScope, requireScope, SCOPES, type Scope } from "./scopes.ts";
+export { grantableScopes, SCOPES, type Scope } from "./scopes.ts";

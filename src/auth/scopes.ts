@@ -14,7 +14,7 @@ interface Scoped {
 }
 
 /** True when `who` may act under `scope` (it holds it, or holds `admin`). */
-export function hasScope(who: Scoped, scope: string): boolean {
+function hasScope(who: Scoped, scope: string): boolean {
   return who.scopes.includes("admin") || who.scopes.includes(scope);
 }
 
@@ -33,7 +33,7 @@ export function grantableScopes(granter: Scoped, scopes: readonly string[]): str
     if (!(SCOPES as readonly string[]).includes(scope)) {
       throw new RozError("invalid_argument", `unknown scope "${scope}" (expected one of ${SCOPES.join(", ")})`);
     }
-    if (!granter.scopes.includes("admin") && !granter.scopes.includes(scope)) {
+    if (!hasScope(granter, scope)) {
       throw new RozError("permission_denied", `cannot grant the "${scope}" scope: the calling key does not have it`);
     }
   }

@@ -10,6 +10,7 @@ export interface CliOutput {
   err(text: string): void;
 }
 
+/** The usage text of `roz keys`, printed with `--help` and after every usage error. */
 export const KEYS_USAGE = [
   "usage: roz keys create --tenant NAME [--scopes s1,s2] [--name LABEL] [--expires-in-days N]",
   "       roz keys list --tenant NAME",

@@ -27,8 +27,11 @@ export class RozError extends Error {
   }
 }
 
-/** Turns anything thrown into a RozError; unknown values become `internal`. */
-export function toRozError(err: unknown): RozError {
+/**
+ * Turns anything thrown into a RozError: a RozError as it is, anything else as `fallback`
+ * (default `internal`) with the value as its cause.
+ */
+export function toRozError(err: unknown, fallback: Reason = "internal"): RozError {
   if (err instanceof RozError) return err;
-  return new RozError("internal", undefined, { cause: err });
+  return new RozError(fallback, undefined, { cause: err });
 }

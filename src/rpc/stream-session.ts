@@ -1,5 +1,5 @@
 import type { HandlerContext } from "@connectrpc/connect";
-import { RozError } from "../errors/index.ts";
+import { type RozError, toRozError } from "../errors/index.ts";
 import { type SessionCommand, type SessionDeps, SessionRegistry, SessionStream, sessionErrorOf } from "../session/index.ts";
 import type { SessionRequest, SessionResponse } from "../gen/roz/v1/agent_pb.js";
 import { fromConnectError, toConnectError } from "./connect-errors.ts";
@@ -48,7 +48,7 @@ export function createStreamSession(deps: StreamSessionDeps) {
     try {
       principal = await deps.authenticate(ctx.requestHeader.get("authorization"), "sessions");
     } catch (err) {
-      const error = err instanceof RozError ? err : new RozError("internal", undefined, { cause: err });
+      const error = toRozError(err);
       yield authError(error);
       throw toConnectError(error);
     }
@@ -57,7 +57,9 @@ export function createStreamSession(deps: StreamSessionDeps) {
     const raw = ctx.values.get(rawRequestKey);
     const broken = (): boolean => ctx.signal.aborted || (raw?.aborted() ?? false);
 
-    const reader = (async () => {
+    // The request reader: every path settles the stream itself. A rejection would be a bug,
+    // and unobserved it would take the process down.
+    void (async () => {
       let started = false;
       try {
         for await (const request of requests) {
@@ -65,7 +67,7 @@ export function createStreamSession(deps: StreamSessionDeps) {
           try {
             command = commandFromWire(request);
           } catch (err) {
-            const error = err instanceof RozError ? err : new RozError("malformed_message", undefined, { cause: err });
+            const error = toRozError(err, "malformed_message");
             const type = (request.request.case && commandTypes[request.request.case]) ?? "unsupported";
             if (!started && type === "start") {
               await stream.fail(error);
@@ -84,7 +86,10 @@ export function createStreamSession(deps: StreamSessionDeps) {
         if (broken()) stream.transportBroken();
         else await stream.fail(fromConnectError(err));
       }
-    })();
+    })().catch((err: unknown) => {
+      deps.session.log.error({ err }, "session request reader failed");
+      stream.transportBroken();
+    });
 
     const onAbort = (): void => stream.transportBroken();
     ctx.signal.addEventListener("abort", onAbort, { once: true });
@@ -98,7 +103,6 @@ export function createStreamSession(deps: StreamSessionDeps) {
       // Reached early only when the client went away while we were writing.
       stream.transportBroken();
       deps.openStreams.delete(stream);
-      void reader;
     }
   };
 }

@@ -1,10 +1,9 @@
 import type { HandlerContext } from "@connectrpc/connect";
-import { RozError } from "../errors/index.ts";
+import { RozError, toRozError } from "../errors/index.ts";
+import { isUuid } from "../session/index.ts";
 import type { TeamEvent, WatchTeamRequest } from "../gen/roz/v1/agent_pb.js";
 import { toConnectError } from "./connect-errors.ts";
 import type { RpcAuthenticator } from "./context-values.ts";
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * WatchTeam (session-behaviour.md §7). Tasks do not exist yet on this server, so every
@@ -14,10 +13,10 @@ export function createWatchTeam(deps: { authenticate: RpcAuthenticator }) {
   return async function* watchTeam(request: WatchTeamRequest, ctx: HandlerContext): AsyncGenerator<TeamEvent> {
     try {
       await deps.authenticate(ctx.requestHeader.get("authorization"), "tasks");
-      if (!UUID.test(request.taskId)) throw new RozError("invalid_argument", `task_id "${request.taskId}" is not a UUID`);
+      if (!isUuid(request.taskId)) throw new RozError("invalid_argument", `task_id "${request.taskId}" is not a UUID`);
       throw new RozError("not_found", `task "${request.taskId}" not found`);
     } catch (err) {
-      throw toConnectError(err instanceof RozError ? err : new RozError("internal", undefined, { cause: err }));
+      throw toConnectError(toRozError(err));
     }
     yield* [];
   };

@@ -29,7 +29,7 @@ export function retryableOf(code: SessionErrorCode, fallback: boolean): boolean 
 }
 
 /** The §8 code for an error: session reasons as they are, others by their status code, else `internal`. */
-export function sessionErrorCode(error: RozError): SessionErrorCode {
+function sessionErrorCode(error: RozError): SessionErrorCode {
   if (isSessionCode(error.reason)) return error.reason;
   if (isSessionCode(error.code)) return error.code;
   return "internal";

@@ -1,7 +1,8 @@
 export { AsyncQueue } from "./async-queue.ts";
-export { retryableOf, sessionErrorCode, sessionErrorOf } from "./error-codes.ts";
+export { sessionErrorOf } from "./error-codes.ts";
 export type * from "./ports.ts";
 export { Session } from "./session.ts";
 export { SessionRegistry } from "./session-registry.ts";
 export { SessionStream, type StreamItem } from "./session-stream.ts";
 export type * from "./types.ts";
+export { isUuid } from "./uuid.ts";

@@ -11,8 +11,13 @@ export class SessionRegistry {
     this.#sessions.set(session.id, session);
   }
 
-  remove(session: Session): void {
-    if (this.#sessions.get(session.id) === session) this.#sessions.delete(session.id);
+  /** Ends `session` (see `Session.end`) and forgets it once that has settled: every end goes through here. */
+  async end(session: Session, ...args: Parameters<Session["end"]>): Promise<void> {
+    try {
+      await session.end(...args);
+    } finally {
+      if (this.#sessions.get(session.id) === session) this.#sessions.delete(session.id);
+    }
   }
 
   /** Undefined for unknown ids and for another tenant's sessions. */

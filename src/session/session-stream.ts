@@ -1,17 +1,16 @@
 import { randomUUID } from "node:crypto";
 import { toAgentMode } from "../agent/index.ts";
-import { RozError } from "../errors/index.ts";
+import { RozError, toRozError } from "../errors/index.ts";
 import { AsyncQueue } from "./async-queue.ts";
 import { retryableOf, sessionErrorOf } from "./error-codes.ts";
 import type { Principal, SessionDeps } from "./ports.ts";
 import { Session } from "./session.ts";
 import type { SessionRegistry } from "./session-registry.ts";
 import type { SequencedEvent, SessionCommand, SessionErrorCode, SessionEvent, StartCommand } from "./types.ts";
+import { isUuid } from "./uuid.ts";
 
 /** What a stream yields: numbered events, then possibly a fatal error that ends the RPC. */
 export type StreamItem = { kind: "event"; item: SequencedEvent } | { kind: "fatal"; error: RozError };
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * The state machine of one StreamSession call (session-behaviour.md §1–§2): commands in,
@@ -43,12 +42,15 @@ export class SessionStream {
   /** Handles one client message. The caller awaits each before reading the next. */
   async handle(command: SessionCommand): Promise<void> {
     if (this.#closed) return;
-    const session = this.#session;
     if (command.type === "ping") return this.#send({ type: "pong" });
-    if (!session) return this.#beforeStart(command);
+    if (this.#refusedByKind(command.type)) return;
+    const session = this.#session;
+    if (!session) {
+      if (command.type === "start") return this.#start(command);
+      if (command.type === "cancel_session") return this.close();
+      return; // §1: everything else is ignored before start
+    }
     switch (command.type) {
-      case "start":
-        return this.#error("already_started", "the session has already started");
       case "user_message": {
         if (session.turnRunning) return this.#error("turn_in_progress", "a turn is already running; wait for turn_complete or cancel it");
         const mode = toAgentMode(command.aiMode);
@@ -91,19 +93,20 @@ export class SessionStream {
     }
   }
 
-  #beforeStart(command: Exclude<SessionCommand, { type: "ping" }>): Promise<void> | void {
-    switch (command.type) {
-      case "start":
-        return this.#start(command);
-      case "user_message":
-      case "tool_result":
-      case "register_tools":
-        return this.#error("no_session", "send start before " + command.type);
-      case "cancel_session":
-        return this.close();
-      default:
-        return; // §1: everything else is ignored before start
+  /**
+   * The answers of §1 that a request's kind alone decides, for decoded and undecodable
+   * requests alike: before start, `no_session` for what needs a session; after it, a second
+   * start is `already_started`. True when the request was answered so.
+   */
+  #refusedByKind(type: SessionCommand["type"]): boolean {
+    if (!this.#session) {
+      if (type !== "user_message" && type !== "tool_result" && type !== "register_tools") return false;
+      this.#error("no_session", "send start before " + type);
+      return true;
     }
+    if (type !== "start") return false;
+    this.#error("already_started", "the session has already started");
+    return true;
   }
 
   async #start(command: StartCommand): Promise<void> {
@@ -111,7 +114,7 @@ export class SessionStream {
       if (!this.#deps.allowSessionStart(this.#principal)) {
         throw new RozError("resource_exhausted", "too many sessions started; retry later");
       }
-      if (command.environmentId !== "" && !UUID.test(command.environmentId)) {
+      if (command.environmentId !== "" && !isUuid(command.environmentId)) {
         throw new RozError("invalid_argument", `environment_id "${command.environmentId}" is not a UUID`);
       }
       const environment = await this.#deps.persistence.resolveEnvironment(this.#principal.tenantId, command.environmentId);
@@ -141,15 +144,14 @@ export class SessionStream {
       const session = new Session({ id, principal: this.#principal, model: model.name, agent, deps: this.#deps });
       this.#session = session;
       this.#registry.add(session);
-      session.attach((item) => this.#queue.push({ kind: "event", item }));
+      session.attach((item) => this.#queue.push({ kind: "event", item }), () => this.#endedElsewhere(session));
       session.emit({ type: "session_started", sessionId: id, model: model.name, permissions: agent.permissions });
+      // The transport broke while the session was being created: it detaches like any other.
+      if (this.#closed) this.transportBroken();
     } catch (err) {
-      const error = err instanceof RozError ? err : new RozError("internal", undefined, { cause: err });
+      const error = toRozError(err);
       if (error.reason === "internal") this.#deps.log.error({ err }, "session start failed");
-      this.#deps.metrics.error(error.reason);
-      this.#send({ type: "session_error", ...sessionErrorOf(error) });
-      this.#queue.push({ kind: "fatal", error });
-      this.close();
+      await this.fail(error);
     }
   }
 
@@ -160,28 +162,21 @@ export class SessionStream {
    * decoding error is reported in-band and the stream goes on.
    */
   rejectRequest(error: RozError, type: SessionCommand["type"]): void {
-    if (this.#closed) return;
-    if (!this.#session) {
-      if (type === "user_message" || type === "tool_result" || type === "register_tools") this.#error("no_session", "send start before " + type);
-      return;
-    }
-    if (type === "start") return this.#error("already_started", "the session has already started");
+    if (this.#closed || this.#refusedByKind(type) || !this.#session) return;
     const { code, message } = sessionErrorOf(error);
     this.#error(code, message);
   }
 
-  /** A fatal stream error (malformed bytes, size limit): report it and end the session. */
+  /** A fatal stream error (malformed bytes, size limit, a failed start): report it and end the session. */
   async fail(error: RozError): Promise<void> {
     if (this.#closed) return;
+    this.#deps.metrics.error(error.reason);
     this.#send({ type: "session_error", ...sessionErrorOf(error) });
     this.#queue.push({ kind: "fatal", error });
     const session = this.#session;
     this.#session = undefined;
     this.close();
-    if (session) {
-      await session.end("error", error.message);
-      this.#registry.remove(session);
-    }
+    if (session) await this.#registry.end(session, "error", error.message);
   }
 
   async #feedback(session: Session, messageId: string, rating: string): Promise<void> {
@@ -214,7 +209,7 @@ export class SessionStream {
     this.#session = undefined;
     if (session && session.status === "active") {
       session.detach(() => {
-        void session.end("cancelled", "detached session expired").finally(() => this.#registry.remove(session));
+        void this.#registry.end(session, "cancelled", "detached session expired");
       });
     }
     this.close();
@@ -226,12 +221,17 @@ export class SessionStream {
     this.transportBroken();
   }
 
+  /** The session was ended from outside this stream (REST DELETE): the stream ends with it. */
+  #endedElsewhere(session: Session): void {
+    if (this.#session === session) this.#session = undefined;
+    this.close();
+  }
+
   async #endSession(status: "completed" | "cancelled", reason: string): Promise<void> {
     const session = this.#session;
     if (!session) return;
     this.#session = undefined;
-    await session.end(status, reason);
-    this.#registry.remove(session);
+    await this.#registry.end(session, status, reason);
   }
 
   /** Stops the keepalive and ends the output after what is queued. Idempotent. */

@@ -119,7 +119,7 @@ export class Session {
    */
   closeInput(): void {
     this.#inputClosed = true;
-    if (this.#awaitingClient) this.agent.cancelTurn("the client closed its request stream");
+    this.#cancelIfUnanswerable();
   }
 
   #trackClientWait(event: SessionEvent): void {
@@ -127,6 +127,10 @@ export class Session {
     else if (event.type === "turn_complete" || (event.type === "activity" && (event.state === "thinking" || event.state === "idle"))) {
       this.#awaitingClient = false;
     }
+    this.#cancelIfUnanswerable();
+  }
+
+  #cancelIfUnanswerable(): void {
     if (this.#inputClosed && this.#awaitingClient) this.agent.cancelTurn("the client closed its request stream");
   }
 
@@ -237,8 +241,9 @@ export class Session {
   #setStatus(status: SessionStatus): void {
     this.#deps.metrics.sessionStatus(this.#status, -1);
     this.#status = status;
-    if (status === "active" || status === "detached") this.#deps.metrics.sessionStatus(status, 1);
-    if (status === "detached" || status === "active") {
+    // Live states are counted and stored here; `end()` stores a final one with the last events.
+    if (status === "active" || status === "detached") {
+      this.#deps.metrics.sessionStatus(status, 1);
       this.#deps.persistence.setStatus(this.principal.tenantId, this.id, status).catch((err: unknown) => {
         this.#deps.log.warn({ err, sessionId: this.id }, "could not persist session status");
       });
