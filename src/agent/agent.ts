@@ -1,7 +1,7 @@
 import { RozError } from "../errors/index.ts";
 import type { ModelMessage } from "../models/index.ts";
 import { EventChannel } from "./event-channel.ts";
-import { runTurnLoop } from "./loop.ts";
+import { AGENT_FAILURE, runTurnLoop } from "./loop.ts";
 import { PendingMap } from "./pending.ts";
 import { createPermissionEvaluator, type PermissionEvaluator } from "./permissions.ts";
 import { assembleSystem } from "./prompt.ts";
@@ -101,9 +101,8 @@ class SessionAgent implements Agent {
     }).catch((err: unknown) => {
       // The loop reports its own failures; this only guards against a failing emit path.
       options.onAgentError?.(err);
-      const error = { code: "agent_error" as const, message: "the agent failed", retryable: false };
-      const record = new TurnTally(input, Date.now()).build("error", error, Date.now());
-      emit({ type: "error", ...error });
+      const record = new TurnTally(input, Date.now()).build("error", AGENT_FAILURE, Date.now());
+      emit({ type: "error", ...AGENT_FAILURE });
       emit({ type: "turn_complete", messageId: input.messageId, usage: record.usage, stopReason: "error", record });
     });
     return channel;

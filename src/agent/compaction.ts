@@ -21,7 +21,7 @@ type CompactedEvent = Extract<AgentEvent, { type: "context_compacted" }>;
 export interface CompactionDeps {
   maxContextTokens: number;
   tokens: TokenCounter;
-  /** Summarises a transcript with a tool-free model call; undefined when that failed. */
+  /** Summarises a transcript with a tool-free model call; undefined when that failed (blank counts as failed). */
   summarise: (older: readonly ModelMessage[]) => Promise<string | undefined>;
   emit: (event: CompactedEvent) => void;
 }
@@ -63,8 +63,8 @@ export async function compactHistory(messages: ModelMessage[], deps: CompactionD
   if (tokens > limit(compactionThresholds.summary)) {
     const cut = summaryCut(current);
     if (cut !== undefined) {
-      const summary = await deps.summarise(current.slice(0, cut));
-      if (summary !== undefined && summary.trim() !== "") apply("summary", [...summaryPair(summary), ...current.slice(cut)], summary);
+      const summary = (await deps.summarise(current.slice(0, cut)))?.trim();
+      if (summary) apply("summary", [...summaryPair(summary), ...current.slice(cut)], summary);
     }
   }
   return { messages: current, applied };

@@ -41,6 +41,10 @@ export interface TurnDeps {
 }
 
 type TurnError = NonNullable<TurnRecord["error"]>;
+
+/** What the client is told when the agent's own code failed (the cause goes to `onAgentError`). */
+export const AGENT_FAILURE: Readonly<TurnError> = Object.freeze({ code: "agent_error", message: "the agent failed", retryable: false });
+
 /** Observation calls of an OODA cycle, or the model's own calls. */
 type Purpose = "observe" | "act";
 
@@ -84,7 +88,7 @@ class TurnLoop {
       while (step.kind !== "final" && step.kind !== "cancelled") step = await this.#next(step);
     } catch (err) {
       this.#deps.onAgentError(err);
-      step = { kind: "final", stopReason: "error", error: { code: "agent_error", message: "the agent failed", retryable: false } };
+      step = { kind: "final", stopReason: "error", error: AGENT_FAILURE };
     }
     await this.#finish(step);
   }
@@ -126,6 +130,7 @@ class TurnLoop {
       tools,
       maxOutputTokens: deps.limits.maxOutputTokens,
       signal: deps.signal,
+      tokens: deps.tokens,
       onDelta: (kind, text) => deps.emit(kind === "text" ? { type: "text_delta", messageId, text } : { type: "thinking_delta", messageId, text }),
     }).then((result) => {
       this.#tally.addModelOutput(result.text, result.thinking, result.usage);
@@ -146,7 +151,7 @@ class TurnLoop {
           name: c.name,
           parameters: c.arguments,
           tool: byName.get(c.name),
-          ...(c.invalidArguments !== undefined ? { invalidArguments: c.invalidArguments } : {}),
+          invalidArguments: c.invalidArguments,
         }));
     const reply = assistantMessage(result.text, result.thinking, result.thinkingSignature, calls);
     if (reply !== undefined) this.#messages.push(reply);
@@ -254,9 +259,10 @@ class TurnLoop {
       tools: [],
       maxOutputTokens: deps.limits.maxOutputTokens,
       signal: deps.signal,
+      tokens: deps.tokens,
     });
     this.#tally.addUsage(result.usage);
-    return result.end.kind === "complete" && result.text.trim() !== "" ? result.text.trim() : undefined;
+    return result.end.kind === "complete" ? result.text : undefined;
   }
 
   async #finish(step: Extract<Step, { kind: "final" | "cancelled" }>): Promise<void> {

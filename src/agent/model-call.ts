@@ -2,23 +2,17 @@ import {
   addUsage,
   emptyUsage,
   type FinishReason,
-  type JsonObject,
   type ModelEvent,
   type ModelMessage,
   type ResolvedModel,
   type TokenUsage,
   type ToolDefinition,
 } from "../models/index.ts";
+import type { TokenCounter } from "./tokens.ts";
 import { estimateCutUsage } from "./usage-estimate.ts";
 
 /** A tool call as the provider sent it (its id is made session-unique later). */
-export interface ProviderToolCall {
-  id: string;
-  name: string;
-  arguments: JsonObject;
-  /** The raw text when the model's arguments were not a JSON object. */
-  invalidArguments?: string;
-}
+export type ProviderToolCall = Omit<Extract<ModelEvent, { type: "tool_call" }>, "type">;
 
 /** How a model call ended: `failed` carries what the adapter threw. */
 export type ModelCallEnd = { kind: "complete" } | { kind: "aborted" } | { kind: "failed"; error: unknown };
@@ -42,6 +36,8 @@ export interface ModelCallInput {
   tools: ToolDefinition[];
   maxOutputTokens?: number | undefined;
   signal: AbortSignal;
+  /** The session's cached counter: estimates the usage of a call cut before it reported any. */
+  tokens: TokenCounter;
   /** Called for each delta in model order, before the call returns. */
   onDelta?: (kind: "text" | "thinking", text: string) => void;
 }
@@ -130,14 +126,11 @@ function collect(result: ModelCallResult, event: ModelEvent, onDelta: ModelCallI
       if (event.signature !== undefined) result.thinkingSignature = event.signature;
       deliver(onDelta, "thinking", event.text);
       return;
-    case "tool_call":
-      result.toolCalls.push({
-        id: event.id,
-        name: event.name,
-        arguments: event.arguments,
-        ...(event.invalidArguments !== undefined ? { invalidArguments: event.invalidArguments } : {}),
-      });
+    case "tool_call": {
+      const { type: _type, ...call } = event;
+      result.toolCalls.push(call);
       return;
+    }
     case "usage":
       result.usage = addUsage(result.usage, event.usage);
       return;

@@ -9,11 +9,6 @@ export function abortError(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException("The operation was aborted.", "AbortError");
 }
 
-/** True for anything that looks like an abort (DOM/undici/openai all name it `AbortError`). */
-export function isAbortLike(err: unknown): boolean {
-  return typeof err === "object" && err !== null && (err as { name?: unknown }).name === "AbortError";
-}
-
 /**
  * Waits `ms` milliseconds, or rejects with the abort error as soon as `signal` aborts.
  * The timer and the listener are always removed, so long retries leak nothing.

@@ -2,7 +2,7 @@ import { RozError } from "../errors/index.ts";
 import { createAdapter, openaiFromSettings, type AdapterSettings, type ProviderConfig } from "./provider-config.ts";
 import { loadProvidersFile, type InheritedProviders } from "./providers-file.ts";
 import type { RetryOptions } from "./retry.ts";
-import { defaultScriptedModel } from "./scripted/model.ts";
+import { defaultScriptedModel, scriptedModelIds } from "./scripted/model.ts";
 import type { ModelAdapter, ModelCatalog, ResolvedModel } from "./types.ts";
 
 /** What the catalog is built from; the app maps environment variables onto it. */
@@ -28,7 +28,7 @@ export interface ModelCatalogSettings {
 const scriptedProvider: ProviderConfig = {
   name: "scripted",
   api: "scripted",
-  models: [defaultScriptedModel],
+  models: scriptedModelIds([]),
   defaultModel: defaultScriptedModel,
   aliases: {},
   supportsImages: true,
@@ -112,7 +112,7 @@ class Catalog implements ModelCatalog {
     return owner && this.#model(owner, wanted);
   }
 
-  providers(): { name: string; api: string; baseURL?: string; models: string[]; aliases: Record<string, string> }[] {
+  providers(): ReturnType<ModelCatalog["providers"]> {
     return this.#providers.map(({ config }) => ({
       name: config.name,
       api: config.api,

@@ -4,6 +4,14 @@
  */
 import type { JsonObject, ModelPart } from "./types.ts";
 
+/** What both `convert.ts` files need to know about the provider they build a request for. */
+export interface ConvertOptions {
+  /** Whether image parts are sent as images (otherwise as a text placeholder). */
+  supportsImages: boolean;
+  /** OpenAI's own endpoint (see `isOpenAIEndpoint`): each API has fields only it takes. */
+  openaiEndpoint: boolean;
+}
+
 /** The system blocks as one instruction text (empty blocks skipped); undefined when none. */
 export function joinSystem(system: string[]): string | undefined {
   const text = system.filter((block) => block.trim() !== "").join("\n\n");

@@ -2,7 +2,7 @@ export * from "./types.ts";
 export { ModelError } from "./model-error.ts";
 export { createModelCatalog, type ModelCatalogSettings } from "./catalog.ts";
 export { defaultRetryOptions, type RetryOptions } from "./retry.ts";
-export { ScriptedModel, defaultScriptedModel, estimateTokens } from "./scripted/model.ts";
+export { ScriptedModel } from "./scripted/model.ts";
 export { parseScript, ScriptError, type Script, type ScriptStep } from "./scripted/script.ts";
 export { OpenAIChatModel } from "./openai-chat/model.ts";
 export { OpenAIResponsesModel } from "./openai-responses/model.ts";

@@ -24,7 +24,9 @@ import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { RozError } from "../errors/index.ts";
 import { isOpenAIEndpoint } from "./content.ts";
+import { isPlainObject } from "./plain-object.ts";
 import { defaultApi, defaultSupportsImages, type ProviderApi, type ProviderConfig } from "./provider-config.ts";
+import { scriptedModelIds } from "./scripted/model.ts";
 import { parseScript, ScriptError, type Script } from "./scripted/script.ts";
 
 type Env = Record<string, string | undefined>;
@@ -45,8 +47,6 @@ const providerFields = [
   "context_window", "supports_images", "headers", "scripts",
 ];
 const scriptedFields = new Set(["name", "api", "default_model", "aliases", "context_window", "supports_images", "scripts"]);
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Reads, parses (`.json` as JSON, anything else as YAML) and validates the providers file. */
 export function loadProvidersFile(file: string, env: Env, inherited: InheritedProviders = {}): ProviderConfig[] {
@@ -70,7 +70,7 @@ export function loadProvidersFile(file: string, env: Env, inherited: InheritedPr
 }
 
 /** Validates a parsed providers document; `file` only names the source in errors. */
-export function parseProvidersDocument(
+function parseProvidersDocument(
   document: unknown,
   file: string,
   env: Env,
@@ -79,14 +79,14 @@ export function parseProvidersDocument(
   const fail: Fail = (field, message) => {
     throw new RozError("config_invalid", `providers file ${file}: ${field}: ${message}`);
   };
-  if (!isObject(document)) fail("(top level)", 'must be an object with a "providers" list');
+  if (!isPlainObject(document)) fail("(top level)", 'must be an object with a "providers" list');
   const doc = document as Record<string, unknown>;
   for (const key of Object.keys(doc)) if (key !== "providers") fail(key, 'unknown field (expected "providers")');
   const raw = doc.providers;
   let entries: [string, unknown][];
   if (Array.isArray(raw)) entries = raw.map((p, i) => [`providers[${i}]`, p]);
-  else if (isObject(raw)) {
-    entries = Object.entries(raw).map(([name, p]) => [`providers.${name}`, isObject(p) ? { name, ...p } : p]);
+  else if (isPlainObject(raw)) {
+    entries = Object.entries(raw).map(([name, p]) => [`providers.${name}`, isPlainObject(p) ? { name, ...p } : p]);
   } else return fail("providers", "must be a list (or a map by name) of providers");
 
   const seen = new Set<string>();
@@ -99,7 +99,7 @@ export function parseProvidersDocument(
 }
 
 function parseProvider(value: unknown, path: string, env: Env, inherited: InheritedProviders, failAt: Fail): ProviderConfig {
-  if (!isObject(value)) failAt(path, "must be an object");
+  if (!isPlainObject(value)) failAt(path, "must be an object");
   const p = value as Record<string, unknown>;
   const name = p.name;
   if (typeof name !== "string" || !providerName.test(name)) {
@@ -136,12 +136,12 @@ function parseProvider(value: unknown, path: string, env: Env, inherited: Inheri
   }
 
   const scripts = api === "scripted" ? parseScripts(p.scripts, fail) : undefined;
-  const models = api === "scripted" ? ["default", ...Object.keys(scripts ?? {})] : stringList(p.models, "models", fail);
+  const models = api === "scripted" ? scriptedModelIds(Object.keys(scripts ?? {})) : stringList(p.models, "models", fail);
   const known = (model: string) => models.length === 0 || models.includes(model);
 
   const aliases: Record<string, string> = {};
   if (p.aliases !== undefined) {
-    if (!isObject(p.aliases)) fail("aliases", "must be a map from alias to model id");
+    if (!isPlainObject(p.aliases)) fail("aliases", "must be a map from alias to model id");
     for (const [alias, target] of Object.entries(p.aliases as Record<string, unknown>)) {
       if (alias === "" || alias.includes("/")) fail(`aliases.${alias}`, "an alias may not be empty or contain '/'");
       if (typeof target !== "string" || target === "") fail(`aliases.${alias}`, "must be a model id");
@@ -179,29 +179,29 @@ function parseProvider(value: unknown, path: string, env: Env, inherited: Inheri
   };
 }
 
-function optionalString(value: unknown, field: string, fail: (field: string, message: string) => never): string | undefined {
+function optionalString(value: unknown, field: string, fail: Fail): string | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== "string" || value.trim() === "") fail(field, "must be a non-empty string");
   return value as string;
 }
 
-function stringList(value: unknown, field: string, fail: (field: string, message: string) => never): string[] {
+function stringList(value: unknown, field: string, fail: Fail): string[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value) || value.some((m) => typeof m !== "string" || m === "")) fail(field, "must be a list of model ids");
   return [...new Set(value as string[])];
 }
 
-function parseHeaders(value: unknown, fail: (field: string, message: string) => never): Record<string, string> | undefined {
+function parseHeaders(value: unknown, fail: Fail): Record<string, string> | undefined {
   if (value === undefined) return undefined;
-  if (!isObject(value) || Object.values(value).some((v) => typeof v !== "string")) {
+  if (!isPlainObject(value) || Object.values(value).some((v) => typeof v !== "string")) {
     fail("headers", "must be a map of header names to strings");
   }
   return value as Record<string, string>;
 }
 
-function parseScripts(value: unknown, fail: (field: string, message: string) => never): Record<string, Script> | undefined {
+function parseScripts(value: unknown, fail: Fail): Record<string, Script> | undefined {
   if (value === undefined) return undefined;
-  if (!isObject(value)) fail("scripts", "must be a map from script name to script");
+  if (!isPlainObject(value)) fail("scripts", "must be a map from script name to script");
   const scripts: Record<string, Script> = {};
   for (const [name, script] of Object.entries(value as Record<string, unknown>)) {
     if (name === "" || name.includes("/")) fail(`scripts.${name}`, "a script name may not be empty or contain '/'");

@@ -1,3 +1,4 @@
+import { isPlainObject } from "./plain-object.ts";
 import type { JsonObject, ModelEvent } from "./types.ts";
 
 /**
@@ -9,9 +10,7 @@ export function toolCallEvent(id: string, name: string, raw: string): Extract<Mo
   if (raw.trim() === "") return { type: "tool_call", id, name, arguments: {} };
   try {
     const parsed: unknown = JSON.parse(raw);
-    if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) {
-      return { type: "tool_call", id, name, arguments: parsed as JsonObject };
-    }
+    if (isPlainObject(parsed)) return { type: "tool_call", id, name, arguments: parsed as JsonObject };
   } catch {
     // fall through: reported as invalid below
   }

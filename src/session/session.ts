@@ -31,6 +31,7 @@ export class Session {
   #held: SessionEvent[] | undefined;
   #sink: EventSink | undefined;
   #onEnded: (() => void) | undefined;
+  #ending: Promise<void> | undefined;
   #status: SessionStatus = "active";
   #turn: Promise<void> | undefined;
   #detachTimer: NodeJS.Timeout | undefined;
@@ -214,9 +215,15 @@ export class Session {
 
   /**
    * Ends the session for good: cancels the running turn, waits for it to settle (so
-   * its record is stored), then releases the agent. Idempotent.
+   * its record is stored), then releases the agent. Idempotent: every caller, the first
+   * or a later one, resolves once the end (with its final status) is stored.
    */
-  async end(status: Exclude<SessionStatus, "active" | "detached">, reason: string): Promise<void> {
+  end(status: Exclude<SessionStatus, "active" | "detached">, reason: string): Promise<void> {
+    this.#ending ??= this.#end(status, reason);
+    return this.#ending;
+  }
+
+  async #end(status: Exclude<SessionStatus, "active" | "detached">, reason: string): Promise<void> {
     if (this.#status !== "active" && this.#status !== "detached") return;
     if (this.#detachTimer) clearTimeout(this.#detachTimer);
     this.#detachTimer = undefined;

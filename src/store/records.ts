@@ -4,6 +4,7 @@
 import type { PermissionRule, TurnRecord } from "../agent/index.ts";
 import type { JsonObject, TokenUsage } from "../models/index.ts";
 
+/** A tenant: the owner of keys, environments and sessions; every store call is scoped to one. */
 export interface Tenant {
   id: string;
   name: string;
@@ -24,6 +25,7 @@ export interface ApiKey {
   expiresAt?: number;
 }
 
+/** What `createKey` stores; the secret itself is never passed, only its hash. */
 export interface NewApiKey {
   tenantId: string;
   name: string;
@@ -34,6 +36,7 @@ export interface NewApiKey {
   expiresAt?: number;
 }
 
+/** Per-tenant session defaults: model, instructions, permission rules, tool settings. */
 export interface Environment {
   id: string;
   tenantId: string;
@@ -55,6 +58,7 @@ export interface Environment {
   updatedAt: number;
 }
 
+/** What `createEnvironment` takes; absent fields get their defaults (no rules, kind `default`). */
 export interface NewEnvironment {
   name: string;
   kind?: string;
@@ -77,11 +81,13 @@ export interface EnvironmentPatch {
   isDefault?: boolean;
 }
 
+/** Where a session is in its life; `active` and `detached` are the live ones. */
 export type SessionStatus = "active" | "detached" | "completed" | "cancelled" | "error";
 
 /** Statuses after which a session never runs again; entering one sets `endedAt`. */
 export const terminalStatuses: readonly SessionStatus[] = ["completed", "cancelled", "error"];
 
+/** A session as stored, with the totals of its stored turns. */
 export interface Session {
   id: string;
   tenantId: string;
@@ -104,6 +110,7 @@ export interface Session {
   compactionCount: number;
 }
 
+/** What `createSession` takes; status defaults to `active`. */
 export interface NewSession {
   /** A UUID chosen by the caller; generated when absent. */
   id?: string;
@@ -114,6 +121,7 @@ export interface NewSession {
   hostId?: string;
 }
 
+/** A status transition for `updateSessionStatus`. */
 export interface SessionStatusChange {
   status: SessionStatus;
   /** Only change when the current status is one of these (compare-and-set); any when absent. */
@@ -133,6 +141,7 @@ export interface StoredTurn extends TurnRecord {
   seq: number;
 }
 
+/** A rating of one assistant message; one per (session, message), later ones replace it. */
 export interface Feedback {
   sessionId: string;
   messageId: string;
@@ -142,6 +151,7 @@ export interface Feedback {
   updatedAt: number;
 }
 
+/** What `putFeedback` takes. */
 export interface NewFeedback {
   sessionId: string;
   messageId: string;
@@ -156,6 +166,7 @@ export interface SessionEvent {
   createdAt: number;
 }
 
+/** An event to append to a session's log. */
 export interface NewSessionEvent {
   /** Assigned by the caller, strictly increasing per session; a repeat throws `conflict`. */
   seq: number;
@@ -170,6 +181,7 @@ export interface EventRetention {
   keepAfterEndMs?: number;
 }
 
+/** A page of a list ordered newest first. */
 export interface PageRequest {
   /** 1..500, default 50. */
   limit?: number;
@@ -177,12 +189,14 @@ export interface PageRequest {
   cursor?: string;
 }
 
+/** One page of items, newest first. */
 export interface Page<T> {
   items: T[];
   /** Present when more items may follow. */
   nextCursor?: string;
 }
 
+/** Which sessions `listSessions` returns; absent fields do not filter. */
 export interface SessionFilter extends PageRequest {
   status?: SessionStatus;
   environmentId?: string;

@@ -101,7 +101,8 @@ export interface TranscriptStore {
    * Stores a finished turn (cancelled and failed ones included) in ONE transaction: the turn,
    * its tool calls, the session's turn count, usage and compaction totals, and the session
    * events produced during the turn (`events`, optional). Returns the
-   * turn's seq (1-based); undefined when the session is unknown. Nothing is stored on failure.
+   * turn's seq (1-based); undefined when the session is unknown. Nothing is stored on failure;
+   * an event whose seq is already stored fails it with `conflict`, as in `appendEvents`.
    */
   appendTurn(tenantId: string, sessionId: string, record: TurnRecord, events?: readonly NewSessionEvent[]): Promise<number | undefined>;
   /** Turns in order (seq ascending) after `afterSeq`; undefined when the session is unknown. */

@@ -11,18 +11,15 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
-import { argumentsText, imageDataURL, imagePlaceholder, joinSystem, toolResultText } from "../content.ts";
+import { argumentsText, imageDataURL, imagePlaceholder, joinSystem, toolResultText, type ConvertOptions } from "../content.ts";
 import { pairToolResults } from "../tool-pairing.ts";
 import type { ModelMessage, ModelRequest, ToolDefinition } from "../types.ts";
 
-export interface ChatConvertOptions {
-  supportsImages: boolean;
-  /** OpenAI's own endpoint: use `max_completion_tokens` instead of `max_tokens`. */
-  openaiEndpoint: boolean;
-}
-
-/** The streaming request body for `request`; tool pairing is repaired first (see tool-pairing.ts). */
-export function toChatRequest(request: ModelRequest, options: ChatConvertOptions): ChatCompletionCreateParamsStreaming {
+/**
+ * The streaming request body for `request`; tool pairing is repaired first (see tool-pairing.ts).
+ * On OpenAI's own endpoint the output limit is `max_completion_tokens` instead of `max_tokens`.
+ */
+export function toChatRequest(request: ModelRequest, options: ConvertOptions): ChatCompletionCreateParamsStreaming {
   const messages: ChatCompletionMessageParam[] = [];
   const system = joinSystem(request.system);
   if (system !== undefined) messages.push({ role: "system", content: system });
@@ -48,7 +45,7 @@ function toChatTool(tool: ToolDefinition): ChatCompletionTool {
 }
 
 /** Tool results become `tool` messages (first, as the API requires); the rest one user message. */
-function userMessages(message: ModelMessage, options: ChatConvertOptions): ChatCompletionMessageParam[] {
+function userMessages(message: ModelMessage, options: ConvertOptions): ChatCompletionMessageParam[] {
   const out: ChatCompletionMessageParam[] = [];
   const content: ChatCompletionContentPart[] = [];
   for (const part of message.parts) {

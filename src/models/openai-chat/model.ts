@@ -1,17 +1,12 @@
-import { isOpenAIEndpoint } from "../content.ts";
-import { idleTimeout } from "../idle-timeout.ts";
-import { defaultIdleTimeoutMs, type OpenAIModelOptions } from "../openai-client.ts";
-import { OpenAIModel, type OpenAIAttempt } from "../openai-model.ts";
+import type { ChatCompletionChunk } from "openai/resources/chat/completions";
+import type { OpenAIModelOptions } from "../openai-client.ts";
+import { OpenAIModel, type OpenAIApi } from "../openai-model.ts";
 import { toChatRequest } from "./convert.ts";
 import { chatEvents } from "./stream.ts";
 
-const attempt: OpenAIAttempt = async function* (client, request, options) {
-  const body = toChatRequest(request, {
-    supportsImages: options.supportsImages,
-    openaiEndpoint: isOpenAIEndpoint(options.baseURL),
-  });
-  const stream = await client.chat.completions.create(body, { signal: request.signal });
-  yield* chatEvents(idleTimeout(stream, stream.controller, options.idleTimeoutMs ?? defaultIdleTimeoutMs));
+const chatApi: OpenAIApi<ChatCompletionChunk> = {
+  open: (client, request, options) => client.chat.completions.create(toChatRequest(request, options), { signal: request.signal }),
+  events: chatEvents,
 };
 
 /**
@@ -19,8 +14,8 @@ const attempt: OpenAIAttempt = async function* (client, request, options) {
  * with `stream: true`): OpenAI itself, or any compatible server (Ollama, vLLM, llama.cpp
  * server, LM Studio, OpenRouter, …).
  */
-export class OpenAIChatModel extends OpenAIModel {
+export class OpenAIChatModel extends OpenAIModel<ChatCompletionChunk> {
   constructor(options: OpenAIModelOptions) {
-    super(options, attempt);
+    super(options, chatApi);
   }
 }

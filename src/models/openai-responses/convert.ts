@@ -11,15 +11,9 @@ import type {
   ResponseInputContent,
   ResponseInputItem,
 } from "openai/resources/responses/responses";
-import { argumentsText, imageDataURL, imagePlaceholder, joinSystem, toolResultText } from "../content.ts";
+import { argumentsText, imageDataURL, imagePlaceholder, joinSystem, toolResultText, type ConvertOptions } from "../content.ts";
 import { pairToolResults } from "../tool-pairing.ts";
 import type { ModelMessage, ModelPart, ModelRequest, ToolDefinition } from "../types.ts";
-
-export interface ResponsesConvertOptions {
-  supportsImages: boolean;
-  /** OpenAI's own endpoint: ask reasoning models for summaries and encrypted reasoning. */
-  openaiEndpoint: boolean;
-}
 
 const signaturePrefix = "openai-responses/1:";
 
@@ -45,8 +39,11 @@ export function isReasoningModel(model: string): boolean {
   return /^(o\d|gpt-5|codex)/i.test(model) && !/-chat/i.test(model);
 }
 
-/** The streaming request body for `request`; tool pairing is repaired first (see tool-pairing.ts). */
-export function toResponsesRequest(request: ModelRequest, options: ResponsesConvertOptions): ResponseCreateParamsStreaming {
+/**
+ * The streaming request body for `request`; tool pairing is repaired first (see tool-pairing.ts).
+ * On OpenAI's own endpoint reasoning models are asked for summaries and encrypted reasoning.
+ */
+export function toResponsesRequest(request: ModelRequest, options: ConvertOptions): ResponseCreateParamsStreaming {
   const input: ResponseInputItem[] = [];
   for (const message of pairToolResults(request.messages)) {
     input.push(...(message.role === "user" ? userItems(message, options) : assistantItems(message)));
@@ -69,7 +66,7 @@ function toFunctionTool(tool: ToolDefinition): FunctionTool {
   return { type: "function", name: tool.name, description: tool.description, parameters: tool.parameters, strict: false };
 }
 
-function userItems(message: ModelMessage, options: ResponsesConvertOptions): ResponseInputItem[] {
+function userItems(message: ModelMessage, options: ConvertOptions): ResponseInputItem[] {
   const items: ResponseInputItem[] = [];
   const content: ResponseInputContent[] = [];
   for (const part of message.parts) {

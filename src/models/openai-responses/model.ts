@@ -1,17 +1,12 @@
-import { isOpenAIEndpoint } from "../content.ts";
-import { idleTimeout } from "../idle-timeout.ts";
-import { defaultIdleTimeoutMs, type OpenAIModelOptions } from "../openai-client.ts";
-import { OpenAIModel, type OpenAIAttempt } from "../openai-model.ts";
+import type { ResponseStreamEvent } from "openai/resources/responses/responses";
+import type { OpenAIModelOptions } from "../openai-client.ts";
+import { OpenAIModel, type OpenAIApi } from "../openai-model.ts";
 import { toResponsesRequest } from "./convert.ts";
 import { responsesEvents } from "./stream.ts";
 
-const attempt: OpenAIAttempt = async function* (client, request, options) {
-  const body = toResponsesRequest(request, {
-    supportsImages: options.supportsImages,
-    openaiEndpoint: isOpenAIEndpoint(options.baseURL),
-  });
-  const stream = await client.responses.create(body, { signal: request.signal });
-  yield* responsesEvents(idleTimeout(stream, stream.controller, options.idleTimeoutMs ?? defaultIdleTimeoutMs));
+const responsesApi: OpenAIApi<ResponseStreamEvent> = {
+  open: (client, request, options) => client.responses.create(toResponsesRequest(request, options), { signal: request.signal }),
+  events: responsesEvents,
 };
 
 /**
@@ -19,8 +14,8 @@ const attempt: OpenAIAttempt = async function* (client, request, options) {
  * `stream: true`, `store: false`): OpenAI's default, and servers that implement it
  * (vLLM, Ollama, …).
  */
-export class OpenAIResponsesModel extends OpenAIModel {
+export class OpenAIResponsesModel extends OpenAIModel<ResponseStreamEvent> {
   constructor(options: OpenAIModelOptions) {
-    super(options, attempt);
+    super(options, responsesApi);
   }
 }

@@ -1,12 +1,16 @@
 import { abortError, sleep } from "../abort.ts";
 import { ModelError } from "../model-error.ts";
 import { generatedCallId } from "../tool-arguments.ts";
-import { emptyUsage, type FinishReason, type ModelAdapter, type ModelEvent, type ModelRequest } from "../types.ts";
-import type { TokenUsage } from "../types.ts";
+import { emptyUsage, type FinishReason, type ModelAdapter, type ModelEvent, type ModelRequest, type TokenUsage } from "../types.ts";
 import { inlineScriptText, latestUserText, parseScript, ScriptError, type Script, type ScriptStep } from "./script.ts";
 
 /** The model name of the built-in echo (also what `scripted` falls back to). */
 export const defaultScriptedModel = "default";
+
+/** The model ids a scripted provider with these named scripts answers to: `default` and each script. */
+export function scriptedModelIds(scriptNames: Iterable<string>): string[] {
+  return [...new Set([defaultScriptedModel, ...scriptNames])];
+}
 
 /**
  * The `scripted` provider: a model double that needs no network and no key. It is the
@@ -36,7 +40,7 @@ export class ScriptedModel implements ModelAdapter {
 
   /** The model ids this provider answers to: `default` and every named script. */
   models(): string[] {
-    return [...new Set([defaultScriptedModel, ...this.#scripts.keys()])];
+    return scriptedModelIds(this.#scripts.keys());
   }
 
   stream(request: ModelRequest): AsyncIterable<ModelEvent> {
@@ -131,7 +135,7 @@ function pieces(text: string): string[] {
 }
 
 /** Rough token count (~4 characters per token): good enough for budgets and tests. */
-export function estimateTokens(chars: number): number {
+function estimateTokens(chars: number): number {
   return Math.ceil(chars / 4);
 }
 

@@ -3,6 +3,7 @@
  * `README.md` next to this file): its types, its validation, and how a script is found
  * inline in a user message.
  */
+import { isPlainObject } from "../plain-object.ts";
 import type { FinishReason, JsonObject, ModelMessage, TokenUsage } from "../types.ts";
 
 /** Token counts as scripts write them (snake_case, like the providers file; camelCase accepted). */
@@ -51,7 +52,6 @@ export class ScriptError extends Error {
   }
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const stepKinds = "text, thinking, tool_call, usage, finish, delay_ms, error";
 const usageNames = "input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens";
 
@@ -65,7 +65,7 @@ function check(ok: boolean, path: string, detail: string): asserts ok {
  * naming the offending field (e.g. `script.responses[0][1].tool_call.name`).
  */
 export function parseScript(value: unknown, path = "script"): Script {
-  check(isObject(value), path, 'must be an object with a "responses" list');
+  check(isPlainObject(value), path, 'must be an object with a "responses" list');
   const { responses, usage, ...rest } = value as Record<string, unknown>;
   const unknownKey = Object.keys(rest)[0];
   check(unknownKey === undefined, `${path}.${unknownKey}`, "unknown field (expected responses, usage)");
@@ -82,7 +82,7 @@ export function parseScript(value: unknown, path = "script"): Script {
 }
 
 function parseStep(step: unknown, at: string): ScriptStep {
-  check(isObject(step), at, 'must be an object such as {"text": "…"}');
+  check(isPlainObject(step), at, 'must be an object such as {"text": "…"}');
   const keys = Object.keys(step as object);
   check(keys.length === 1, at, `must have exactly one key (${stepKinds})`);
   const kind = keys[0]!;
@@ -94,11 +94,11 @@ function parseStep(step: unknown, at: string): ScriptStep {
       check(typeof value === "string", field, "must be a string");
       return kind === "text" ? { text: value as string } : { thinking: value as string };
     case "tool_call": {
-      check(isObject(value), field, "must be an object with name and arguments");
+      check(isPlainObject(value), field, "must be an object with name and arguments");
       const { name, id, arguments: args = {} } = value as Record<string, unknown>;
       check(typeof name === "string" && name !== "", `${field}.name`, "must be a non-empty string");
       check(id === undefined || (typeof id === "string" && id !== ""), `${field}.id`, "must be a non-empty string");
-      check(isObject(args), `${field}.arguments`, "must be an object");
+      check(isPlainObject(args), `${field}.arguments`, "must be an object");
       return { tool_call: { name: name as string, arguments: args as JsonObject, ...(id ? { id: id as string } : {}) } };
     }
     case "usage":
@@ -118,7 +118,7 @@ function parseStep(step: unknown, at: string): ScriptStep {
 
 function parseErrorStep(value: unknown, at: string): { message: string; retryable: boolean; status?: number } {
   if (typeof value === "string") return { message: value, retryable: false };
-  check(isObject(value), at, "must be a message string or {message, retryable, status}");
+  check(isPlainObject(value), at, "must be a message string or {message, retryable, status}");
   const { message = "scripted model error", retryable = false, status } = value as Record<string, unknown>;
   check(typeof message === "string", `${at}.message`, "must be a string");
   check(typeof retryable === "boolean", `${at}.retryable`, "must be true or false");
@@ -128,7 +128,7 @@ function parseErrorStep(value: unknown, at: string): { message: string; retryabl
 }
 
 function parseUsage(value: unknown, at: string): ScriptUsage {
-  check(isObject(value), at, "must be an object of token counts");
+  check(isPlainObject(value), at, "must be an object of token counts");
   const usage: ScriptUsage = {};
   for (const [key, count] of Object.entries(value as Record<string, unknown>)) {
     const field = usageKeys[key];

@@ -1,11 +1,21 @@
-import type { EventStore, SessionEvent } from "../types.ts";
-import type { SqlRow } from "./database.ts";
+import type { EventStore, NewSessionEvent, SessionEvent } from "../types.ts";
+import type { Sql, SqlRow } from "./database.ts";
 import type { StoreContext } from "./context.ts";
 import { insertRows } from "./insert-rows.ts";
 import { conflictAs } from "./rows.ts";
 import { ownsSession } from "./sessions.ts";
 
 const DEFAULT_READ_LIMIT = 1000;
+/** The `conflict` message of a batch that repeats a stored (or its own) seq. */
+export const EVENT_SEQ_CONFLICT = "an event with this sequence number is already stored";
+
+/**
+ * Inserts a session's events, all stamped `at`; call it inside a transaction (a repeated
+ * seq is a unique violation, which the caller maps with `conflictAs(…, EVENT_SEQ_CONFLICT, …)`).
+ */
+export function insertEvents(tx: Sql, sessionId: string, events: readonly NewSessionEvent[], at: number): Promise<void> {
+  return insertRows(tx, "session_events", ["session_id", "seq", "payload", "created_at"], events.map((e) => [sessionId, e.seq, e.payload, at]));
+}
 
 const eventOf = (row: SqlRow): SessionEvent => ({
   seq: Number(row.seq),
@@ -16,16 +26,10 @@ const eventOf = (row: SqlRow): SessionEvent => ({
 export function eventRepo({ db, now, retention }: StoreContext): EventStore {
   return {
     appendEvents(tenantId, sessionId, events) {
-      return conflictAs(db.dialect, "an event with this sequence number is already stored", () =>
+      return conflictAs(db.dialect, EVENT_SEQ_CONFLICT, () =>
         db.transaction(async (tx) => {
           if (!(await ownsSession(tx, tenantId, sessionId))) return false;
-          const at = now();
-          await insertRows(
-            tx,
-            "session_events",
-            ["session_id", "seq", "payload", "created_at"],
-            events.map((e) => [sessionId, e.seq, e.payload, at]),
-          );
+          await insertEvents(tx, sessionId, events, now());
           return true;
         }),
       );

@@ -3,8 +3,9 @@ import type { JsonObject } from "../../models/index.ts";
 import type { StoredTurn, TranscriptStore } from "../types.ts";
 import type { SqlRow, SqlValue } from "./database.ts";
 import type { StoreContext } from "./context.ts";
+import { EVENT_SEQ_CONFLICT, insertEvents } from "./events.ts";
 import { insertRows } from "./insert-rows.ts";
-import { fromJson, opt, optNum, toJson, usageOf } from "./rows.ts";
+import { conflictAs, fromJson, opt, optNum, toJson, usageOf } from "./rows.ts";
 import { ownsSession } from "./sessions.ts";
 
 /** A context block as JSON: binary data travels as base64. */
@@ -102,63 +103,66 @@ function turnOf(row: SqlRow, toolCalls: ToolCallRecord[]): StoredTurn {
 export function turnRepo({ db, now }: StoreContext): TranscriptStore {
   return {
     appendTurn(tenantId, sessionId, record, events = []) {
-      return db.transaction(async (tx) => {
-        // Bumping the session first both checks ownership and numbers the turn: the row lock it
-        // takes (Postgres) or the write lock (SQLite) serialises concurrent appends.
-        const { usage } = record;
-        const session = await tx.get<{ turn_count: number }>(
-          `UPDATE sessions SET turn_count = turn_count + 1, compaction_count = compaction_count + ?,
-             input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
-             cache_read_tokens = cache_read_tokens + ?, cache_creation_tokens = cache_creation_tokens + ?, updated_at = ?
-           WHERE id = ? AND tenant_id = ? RETURNING turn_count`,
-          [
-            record.compactions,
-            usage.inputTokens,
-            usage.outputTokens,
-            usage.cacheReadTokens,
-            usage.cacheCreationTokens,
-            now(),
-            sessionId,
-            tenantId,
-          ],
-        );
-        if (session === undefined) return undefined;
-        const seq = Number(session.turn_count);
-        await tx.run(
-          `INSERT INTO turns (session_id, seq, message_id, user_content, user_context, mode, assistant_text, assistant_thinking,
-             input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens, stop_reason, error, compactions, started_at, ended_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-          [
-            sessionId,
-            seq,
-            record.messageId,
-            record.userContent,
-            toJson(record.userContext.map(storeBlock)),
-            record.mode,
-            record.assistantText,
-            record.assistantThinking,
-            usage.inputTokens,
-            usage.outputTokens,
-            usage.cacheReadTokens,
-            usage.cacheCreationTokens,
-            record.stopReason,
-            record.error === undefined ? null : toJson(record.error),
-            record.compactions,
-            record.startedAt,
-            record.endedAt,
-          ],
-        );
-        await insertRows(
-          tx,
-          "tool_calls",
-          TOOL_CALL_COLUMNS,
-          record.toolCalls.map((c, i) => toolCallRow(sessionId, seq, i, c)),
-        );
-        // The turn's events share its transaction: a replay never shows a turn the store lacks.
-        const at = now();
-        await insertRows(tx, "session_events", ["session_id", "seq", "payload", "created_at"], events.map((e) => [sessionId, e.seq, e.payload, at]));
-        return seq;
-      });
+      // Only the events can clash: the turn's own seq comes from the session row it locks.
+      return conflictAs(db.dialect, EVENT_SEQ_CONFLICT, () =>
+        db.transaction(async (tx) => {
+          // Bumping the session first both checks ownership and numbers the turn: the row lock it
+          // takes (Postgres) or the write lock (SQLite) serialises concurrent appends.
+          const { usage } = record;
+          const at = now();
+          const session = await tx.get<{ turn_count: number }>(
+            `UPDATE sessions SET turn_count = turn_count + 1, compaction_count = compaction_count + ?,
+               input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
+               cache_read_tokens = cache_read_tokens + ?, cache_creation_tokens = cache_creation_tokens + ?, updated_at = ?
+             WHERE id = ? AND tenant_id = ? RETURNING turn_count`,
+            [
+              record.compactions,
+              usage.inputTokens,
+              usage.outputTokens,
+              usage.cacheReadTokens,
+              usage.cacheCreationTokens,
+              at,
+              sessionId,
+              tenantId,
+            ],
+          );
+          if (session === undefined) return undefined;
+          const seq = Number(session.turn_count);
+          await tx.run(
+            `INSERT INTO turns (session_id, seq, message_id, user_content, user_context, mode, assistant_text, assistant_thinking,
+               input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens, stop_reason, error, compactions, started_at, ended_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+            [
+              sessionId,
+              seq,
+              record.messageId,
+              record.userContent,
+              toJson(record.userContext.map(storeBlock)),
+              record.mode,
+              record.assistantText,
+              record.assistantThinking,
+              usage.inputTokens,
+              usage.outputTokens,
+              usage.cacheReadTokens,
+              usage.cacheCreationTokens,
+              record.stopReason,
+              record.error === undefined ? null : toJson(record.error),
+              record.compactions,
+              record.startedAt,
+              record.endedAt,
+            ],
+          );
+          await insertRows(
+            tx,
+            "tool_calls",
+            TOOL_CALL_COLUMNS,
+            record.toolCalls.map((c, i) => toolCallRow(sessionId, seq, i, c)),
+          );
+          // The turn's events share its transaction: a replay never shows a turn the store lacks.
+          await insertEvents(tx, sessionId, events, at);
+          return seq;
+        }),
+      );
     },
 
     async listTurns(tenantId, sessionId, range = {}) {

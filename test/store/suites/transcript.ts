@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ToolCallRecord } from "../../../src/agent/index.ts";
+import { RozError } from "../../../src/errors/index.ts";
 import type { Tenant } from "../../../src/store/index.ts";
 import type { SuiteContext } from "../conformance.ts";
 import { sumUsage, turnFor, usageFor } from "../fixtures.ts";
@@ -80,6 +81,21 @@ export function transcriptSuite(ctx: SuiteContext): void {
       // No gap: the next good turn takes the next number.
       expect(await ctx.store().appendTurn(tenant.id, session.id, turnFor(2))).toBe(2);
       expect((await ctx.store().listTurns(tenant.id, session.id))?.map((t) => t.seq)).toEqual([1, 2]);
+    });
+
+    it("appendTurn stores the turn's events with it; a repeated event seq is a conflict that stores nothing", async () => {
+      const tenant = await ctx.tenant();
+      const session = await newSession(tenant);
+      const event = (seq: number) => ({ seq, payload: new TextEncoder().encode(`event ${seq}`) });
+      expect(await ctx.store().appendTurn(tenant.id, session.id, turnFor(1), [event(1), event(2)])).toBe(1);
+      expect((await ctx.store().readEvents(tenant.id, session.id))?.map((e) => e.seq)).toEqual([1, 2]);
+      const before = await ctx.store().getSession(tenant.id, session.id);
+      const err = await ctx.store().appendTurn(tenant.id, session.id, turnFor(2), [event(3), event(2)]).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(RozError);
+      expect((err as RozError).reason).toBe("conflict");
+      expect(await ctx.store().getSession(tenant.id, session.id)).toEqual(before);
+      expect(await ctx.store().listTurns(tenant.id, session.id)).toHaveLength(1);
+      expect((await ctx.store().readEvents(tenant.id, session.id))?.map((e) => e.seq)).toEqual([1, 2]);
     });
 
     it("concurrent appends to one session get distinct numbers", async () => {
