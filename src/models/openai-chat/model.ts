@@ -1,11 +1,14 @@
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
 import type { OpenAIModelOptions } from "../openai-client.ts";
 import { OpenAIModel, type OpenAIApi } from "../openai-model.ts";
+import { openSse } from "../sse.ts";
 import { toChatRequest } from "./convert.ts";
 import { chatEvents } from "./stream.ts";
 
 const chatApi: OpenAIApi<ChatCompletionChunk> = {
-  open: (client, request, options) => client.chat.completions.create(toChatRequest(request, options), { signal: request.signal }),
+  // The SDK sends the request (auth, base URL, error statuses); our parser reads the stream.
+  open: (client, request, options) =>
+    openSse<ChatCompletionChunk>(request.signal, (signal) => client.chat.completions.create(toChatRequest(request, options), { signal })),
   events: chatEvents,
 };
 
