@@ -1,6 +1,6 @@
 import type { ContextBlock, ToolCallRecord, TurnRecord } from "../../agent/index.ts";
 import type { JsonObject } from "../../models/index.ts";
-import type { StoredTurn, TranscriptStore } from "../types.ts";
+import type { NewSessionEvent, StoredTurn, TranscriptStore } from "../types.ts";
 import type { SqlRow, SqlValue } from "./database.ts";
 import type { StoreContext } from "./context.ts";
 import { EVENT_SEQ_CONFLICT, insertEvents } from "./events.ts";
@@ -100,69 +100,122 @@ function turnOf(row: SqlRow, toolCalls: ToolCallRecord[]): StoredTurn {
   return turn;
 }
 
+/** The session totals a turn adds to (parameters: `turnValues(…).totals`). */
+const SESSION_TOTALS = `turn_count = turn_count + 1, compaction_count = compaction_count + ?,
+  input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
+  cache_read_tokens = cache_read_tokens + ?, cache_creation_tokens = cache_creation_tokens + ?, updated_at = ?`;
+
+const TURN_COLUMNS = [
+  "session_id", "seq", "message_id", "user_content", "user_context", "mode", "assistant_text", "assistant_thinking",
+  "input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens", "stop_reason", "error", "compactions",
+  "started_at", "ended_at",
+] as const;
+
+/** A turn's parameters: the session totals, and the turn row after `session_id, seq`. */
+function turnValues(record: TurnRecord, at: number): { totals: SqlValue[]; turn: SqlValue[] } {
+  const { usage } = record;
+  return {
+    totals: [record.compactions, usage.inputTokens, usage.outputTokens, usage.cacheReadTokens, usage.cacheCreationTokens, at],
+    turn: [
+      record.messageId,
+      record.userContent,
+      toJson(record.userContext.map(storeBlock)),
+      record.mode,
+      record.assistantText,
+      record.assistantThinking,
+      usage.inputTokens,
+      usage.outputTokens,
+      usage.cacheReadTokens,
+      usage.cacheCreationTokens,
+      record.stopReason,
+      record.error === undefined ? null : toJson(record.error),
+      record.compactions,
+      record.startedAt,
+      record.endedAt,
+    ],
+  };
+}
+
+/** Postgres types of the turn columns after `session_id, seq`, and of the tool-call columns after `turn_seq`. */
+const PG_TURN_TYPES = ["text", "text", "text", "text", "text", "text", "bigint", "bigint", "bigint", "bigint", "text", "text", "integer", "bigint", "bigint"];
+const PG_CALL_TYPES = ["integer", "text", "text", "text", "text", "smallint", "text", "integer", "smallint", "bigint", "text", "bigint", "bigint"];
+
+/**
+ * The whole turn write as one Postgres statement: the session row is bumped (its row lock
+ * numbers the turn and serialises appends), then the turn, its tool calls and its events
+ * are inserted from arrays. No row when the session is unknown or another tenant's.
+ */
+const PG_APPEND_TURN = `WITH s AS (
+  UPDATE sessions SET ${SESSION_TOTALS} WHERE id = ? AND tenant_id = ? RETURNING id, turn_count
+), t AS (
+  INSERT INTO turns (${TURN_COLUMNS.join(", ")})
+  SELECT s.id, s.turn_count, ${PG_TURN_TYPES.map((type) => `?::${type}`).join(", ")} FROM s
+), c AS (
+  INSERT INTO tool_calls (${TOOL_CALL_COLUMNS.join(", ")})
+  SELECT s.id, s.turn_count, x.* FROM s, unnest(${PG_CALL_TYPES.map((type) => `?::${type}[]`).join(", ")}) AS x
+), e AS (
+  INSERT INTO session_events (session_id, seq, payload, created_at)
+  SELECT s.id, x.seq, x.payload, ?::bigint FROM s, unnest(?::bigint[], ?::bytea[]) AS x (seq, payload)
+)
+SELECT turn_count FROM s`;
+
+function pgAppendTurnParams(
+  sessionId: string,
+  tenantId: string,
+  values: { totals: SqlValue[]; turn: SqlValue[] },
+  record: TurnRecord,
+  events: readonly NewSessionEvent[],
+  at: number,
+): SqlValue[] {
+  // Column arrays of the tool-call rows, without session_id and turn_seq (taken from `s`).
+  const rows = record.toolCalls.map((c, i) => toolCallRow(sessionId, 0, i, c).slice(2));
+  const columns = PG_CALL_TYPES.map((_, col) => rows.map((row) => row[col] ?? null));
+  // node-pg sends JS arrays as Postgres arrays; SqlValue has no array case of its own.
+  const arrays = (list: unknown[]): SqlValue => list as unknown as SqlValue;
+  return [
+    ...values.totals,
+    sessionId,
+    tenantId,
+    ...values.turn,
+    ...columns.map(arrays),
+    at,
+    arrays(events.map((e) => e.seq)),
+    arrays(events.map((e) => e.payload)),
+  ];
+}
+
 export function turnRepo({ db, now }: StoreContext): TranscriptStore {
   return {
     appendTurn(tenantId, sessionId, record, events = []) {
+      const at = now();
+      const values = turnValues(record, at);
       // Only the events can clash: the turn's own seq comes from the session row it locks.
-      return conflictAs(db.dialect, EVENT_SEQ_CONFLICT, () =>
-        db.transaction(async (tx) => {
-          // Bumping the session first both checks ownership and numbers the turn: the row lock it
-          // takes (Postgres) or the write lock (SQLite) serialises concurrent appends.
-          const { usage } = record;
-          const at = now();
+      return conflictAs(db.dialect, EVENT_SEQ_CONFLICT, async () => {
+        if (db.dialect.name === "postgres") {
+          // One statement, one round trip, atomic by itself (a turn write is on every turn's path).
+          const row = await db.get<{ turn_count: number }>(PG_APPEND_TURN, pgAppendTurnParams(sessionId, tenantId, values, record, events, at));
+          return row === undefined ? undefined : Number(row.turn_count);
+        }
+        return db.transaction(async (tx) => {
+          // Bumping the session first both checks ownership and numbers the turn: the write
+          // lock it takes serialises concurrent appends.
           const session = await tx.get<{ turn_count: number }>(
-            `UPDATE sessions SET turn_count = turn_count + 1, compaction_count = compaction_count + ?,
-               input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
-               cache_read_tokens = cache_read_tokens + ?, cache_creation_tokens = cache_creation_tokens + ?, updated_at = ?
-             WHERE id = ? AND tenant_id = ? RETURNING turn_count`,
-            [
-              record.compactions,
-              usage.inputTokens,
-              usage.outputTokens,
-              usage.cacheReadTokens,
-              usage.cacheCreationTokens,
-              at,
-              sessionId,
-              tenantId,
-            ],
+            `UPDATE sessions SET ${SESSION_TOTALS} WHERE id = ? AND tenant_id = ? RETURNING turn_count`,
+            [...values.totals, sessionId, tenantId],
           );
           if (session === undefined) return undefined;
           const seq = Number(session.turn_count);
-          await tx.run(
-            `INSERT INTO turns (session_id, seq, message_id, user_content, user_context, mode, assistant_text, assistant_thinking,
-               input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens, stop_reason, error, compactions, started_at, ended_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-            [
-              sessionId,
-              seq,
-              record.messageId,
-              record.userContent,
-              toJson(record.userContext.map(storeBlock)),
-              record.mode,
-              record.assistantText,
-              record.assistantThinking,
-              usage.inputTokens,
-              usage.outputTokens,
-              usage.cacheReadTokens,
-              usage.cacheCreationTokens,
-              record.stopReason,
-              record.error === undefined ? null : toJson(record.error),
-              record.compactions,
-              record.startedAt,
-              record.endedAt,
-            ],
-          );
-          await insertRows(
-            tx,
-            "tool_calls",
-            TOOL_CALL_COLUMNS,
-            record.toolCalls.map((c, i) => toolCallRow(sessionId, seq, i, c)),
-          );
+          await tx.run(`INSERT INTO turns (${TURN_COLUMNS.join(", ")}) VALUES (?, ?, ${TURN_COLUMNS.slice(2).map(() => "?").join(", ")})`, [
+            sessionId,
+            seq,
+            ...values.turn,
+          ]);
+          await insertRows(tx, "tool_calls", TOOL_CALL_COLUMNS, record.toolCalls.map((c, i) => toolCallRow(sessionId, seq, i, c)));
           // The turn's events share its transaction: a replay never shows a turn the store lacks.
           await insertEvents(tx, sessionId, events, at);
           return seq;
-        }),
-      );
+        });
+      });
     },
 
     async listTurns(tenantId, sessionId, range = {}) {
