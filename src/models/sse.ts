@@ -41,11 +41,9 @@ export async function* sseJson<T>(response: Response, controller: AbortControlle
   if (!response.body) return;
   const decoder = new TextDecoder();
   let buffer = "";
-  let finished = false;
-  let drained = false;
+  let done = false;
   try {
     for await (const bytes of response.body as unknown as AsyncIterable<Uint8Array>) {
-      if (finished) continue; // after [DONE]: read to the end so the connection can be reused
       buffer = normalizeLineEnds(buffer + decoder.decode(bytes, { stream: true }));
       let start = 0;
       for (let end = buffer.indexOf("\n\n"); end !== -1; end = buffer.indexOf("\n\n", start)) {
@@ -53,8 +51,8 @@ export async function* sseJson<T>(response: Response, controller: AbortControlle
         start = end + 2;
         if (message === undefined) continue;
         if (message.data === "[DONE]") {
-          finished = true;
-          break;
+          done = true;
+          return;
         }
         let data: { error?: unknown } | null;
         try {
@@ -68,12 +66,12 @@ export async function* sseJson<T>(response: Response, controller: AbortControlle
       }
       buffer = buffer.slice(start);
     }
-    drained = true;
+    done = true;
   } catch (err) {
     if (signal.aborted) return;
     throw err;
   } finally {
-    if (!drained && !finished) controller.abort();
+    if (!done) controller.abort();
   }
 }
 

@@ -52,6 +52,19 @@ describe("sseJson", () => {
     expect(out).toEqual([{ t: "héllo ✓" }]);
   });
 
+  it("ends at [DONE] even when the server keeps the response open", async () => {
+    const controller = new AbortController();
+    const body = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(new TextEncoder().encode('data: {"a":1}\n\ndata: [DONE]\n\n'));
+      },
+    });
+    const out = [];
+    for await (const item of sseJson(new Response(body), controller, controller.signal)) out.push(item);
+    expect(out).toEqual([{ a: 1 }]);
+    expect(controller.signal.aborted).toBe(false);
+  });
+
   it("throws APIError for an error payload and for event: error, like the SDK", async () => {
     await expect(collect(['data: {"error":{"message":"overloaded","code":"server_error"}}\n\n'])).rejects.toBeInstanceOf(APIError);
     await expect(collect(['event: error\ndata: {"message":"boom"}\n\n'])).rejects.toBeInstanceOf(APIError);
