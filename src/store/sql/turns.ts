@@ -20,27 +20,29 @@ function loadBlock(b: StoredBlock): ContextBlock {
   return { label: b.label, mimeType: b.mimeType, data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength) };
 }
 
-const TOOL_CALL_COLUMNS = [
-  "session_id",
-  "turn_seq",
-  "idx",
-  "tool_call_id",
-  "name",
-  "parameters",
-  "permission",
-  "success",
-  "result",
-  "exit_code",
-  "truncated",
-  "duration_ms",
-  "error",
-  "started_at",
-  "ended_at",
+/**
+ * The columns of a tool-call row after `session_id, turn_seq` (which every row keys by),
+ * with their Postgres types: one list, so the SQLite insert and the Postgres arrays agree.
+ */
+const TOOL_CALL_FIELDS = [
+  ["idx", "integer"],
+  ["tool_call_id", "text"],
+  ["name", "text"],
+  ["parameters", "text"],
+  ["permission", "text"],
+  ["success", "smallint"],
+  ["result", "text"],
+  ["exit_code", "integer"],
+  ["truncated", "smallint"],
+  ["duration_ms", "bigint"],
+  ["error", "text"],
+  ["started_at", "bigint"],
+  ["ended_at", "bigint"],
 ] as const;
+const TOOL_CALL_COLUMNS = ["session_id", "turn_seq", ...TOOL_CALL_FIELDS.map(([name]) => name)];
 
-const toolCallRow = (sessionId: string, seq: number, idx: number, c: ToolCallRecord): SqlValue[] => [
-  sessionId,
-  seq,
+/** A tool call's values for `TOOL_CALL_FIELDS`, in order. */
+const toolCallValues = (idx: number, c: ToolCallRecord): SqlValue[] => [
   idx,
   c.id,
   c.name,
@@ -105,13 +107,27 @@ const SESSION_TOTALS = `turn_count = turn_count + 1, compaction_count = compacti
   input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
   cache_read_tokens = cache_read_tokens + ?, cache_creation_tokens = cache_creation_tokens + ?, updated_at = ?`;
 
-const TURN_COLUMNS = [
-  "session_id", "seq", "message_id", "user_content", "user_context", "mode", "assistant_text", "assistant_thinking",
-  "input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens", "stop_reason", "error", "compactions",
-  "started_at", "ended_at",
+/** The columns of a turn row after `session_id, seq`, with their Postgres types (see `TOOL_CALL_FIELDS`). */
+const TURN_FIELDS = [
+  ["message_id", "text"],
+  ["user_content", "text"],
+  ["user_context", "text"],
+  ["mode", "text"],
+  ["assistant_text", "text"],
+  ["assistant_thinking", "text"],
+  ["input_tokens", "bigint"],
+  ["output_tokens", "bigint"],
+  ["cache_read_tokens", "bigint"],
+  ["cache_creation_tokens", "bigint"],
+  ["stop_reason", "text"],
+  ["error", "text"],
+  ["compactions", "integer"],
+  ["started_at", "bigint"],
+  ["ended_at", "bigint"],
 ] as const;
+const TURN_COLUMNS = ["session_id", "seq", ...TURN_FIELDS.map(([name]) => name)];
 
-/** A turn's parameters: the session totals, and the turn row after `session_id, seq`. */
+/** A turn's parameters: the session totals, and its values for `TURN_FIELDS`. */
 function turnValues(record: TurnRecord, at: number): { totals: SqlValue[]; turn: SqlValue[] } {
   const { usage } = record;
   return {
@@ -136,10 +152,6 @@ function turnValues(record: TurnRecord, at: number): { totals: SqlValue[]; turn:
   };
 }
 
-/** Postgres types of the turn columns after `session_id, seq`, and of the tool-call columns after `turn_seq`. */
-const PG_TURN_TYPES = ["text", "text", "text", "text", "text", "text", "bigint", "bigint", "bigint", "bigint", "text", "text", "integer", "bigint", "bigint"];
-const PG_CALL_TYPES = ["integer", "text", "text", "text", "text", "smallint", "text", "integer", "smallint", "bigint", "text", "bigint", "bigint"];
-
 /**
  * The whole turn write as one Postgres statement: the session row is bumped (its row lock
  * numbers the turn and serialises appends), then the turn, its tool calls and its events
@@ -149,10 +161,10 @@ const PG_APPEND_TURN = `WITH s AS (
   UPDATE sessions SET ${SESSION_TOTALS} WHERE id = ? AND tenant_id = ? RETURNING id, turn_count
 ), t AS (
   INSERT INTO turns (${TURN_COLUMNS.join(", ")})
-  SELECT s.id, s.turn_count, ${PG_TURN_TYPES.map((type) => `?::${type}`).join(", ")} FROM s
+  SELECT s.id, s.turn_count, ${TURN_FIELDS.map(([, type]) => `?::${type}`).join(", ")} FROM s
 ), c AS (
   INSERT INTO tool_calls (${TOOL_CALL_COLUMNS.join(", ")})
-  SELECT s.id, s.turn_count, x.* FROM s, unnest(${PG_CALL_TYPES.map((type) => `?::${type}[]`).join(", ")}) AS x
+  SELECT s.id, s.turn_count, x.* FROM s, unnest(${TOOL_CALL_FIELDS.map(([, type]) => `?::${type}[]`).join(", ")}) AS x
 ), e AS (
   INSERT INTO session_events (session_id, seq, payload, created_at)
   SELECT s.id, x.seq, x.payload, ?::bigint FROM s, unnest(?::bigint[], ?::bytea[]) AS x (seq, payload)
@@ -167,9 +179,9 @@ function pgAppendTurnParams(
   events: readonly NewSessionEvent[],
   at: number,
 ): SqlValue[] {
-  // Column arrays of the tool-call rows, without session_id and turn_seq (taken from `s`).
-  const rows = record.toolCalls.map((c, i) => toolCallRow(sessionId, 0, i, c).slice(2));
-  const columns = PG_CALL_TYPES.map((_, col) => rows.map((row) => row[col] ?? null));
+  // One array per tool-call field (session_id and turn_seq come from `s`).
+  const rows = record.toolCalls.map((c, i) => toolCallValues(i, c));
+  const columns = TOOL_CALL_FIELDS.map((_, col) => rows.map((row) => row[col] ?? null));
   // node-pg sends JS arrays as Postgres arrays; SqlValue has no array case of its own.
   const arrays = (list: unknown[]): SqlValue => list as unknown as SqlValue;
   return [
@@ -205,12 +217,12 @@ export function turnRepo({ db, now }: StoreContext): TranscriptStore {
           );
           if (session === undefined) return undefined;
           const seq = Number(session.turn_count);
-          await tx.run(`INSERT INTO turns (${TURN_COLUMNS.join(", ")}) VALUES (?, ?, ${TURN_COLUMNS.slice(2).map(() => "?").join(", ")})`, [
+          await tx.run(`INSERT INTO turns (${TURN_COLUMNS.join(", ")}) VALUES (${TURN_COLUMNS.map(() => "?").join(", ")})`, [
             sessionId,
             seq,
             ...values.turn,
           ]);
-          await insertRows(tx, "tool_calls", TOOL_CALL_COLUMNS, record.toolCalls.map((c, i) => toolCallRow(sessionId, seq, i, c)));
+          await insertRows(tx, "tool_calls", TOOL_CALL_COLUMNS, record.toolCalls.map((c, i) => [sessionId, seq, ...toolCallValues(i, c)]));
           // The turn's events share its transaction: a replay never shows a turn the store lacks.
           await insertEvents(tx, sessionId, events, at);
           return seq;
