@@ -224,7 +224,6 @@ export class Session {
   }
 
   async #end(status: Exclude<SessionStatus, "active" | "detached">, reason: string): Promise<void> {
-    if (this.#status !== "active" && this.#status !== "detached") return;
     if (this.#detachTimer) clearTimeout(this.#detachTimer);
     this.#detachTimer = undefined;
     this.#setStatus(status);
