@@ -156,6 +156,7 @@ export function commandFromWire(request: SessionRequest): SessionCommand {
     case "webrtcAnswer":
     case "iceCandidate":
     case "cameraRequest":
+    case "resume":
       return { type: "unsupported", name: r.case };
     case undefined:
       return { type: "unsupported", name: "empty" };

@@ -50,6 +50,7 @@ function responseOf(event: SessionEvent): ResponseCase {
           toolName: event.toolName,
           parameters: event.parameters as PbJsonObject,
           timeoutMs: u32(event.timeoutMs),
+          workerId: "",
         },
       };
     case "activity":

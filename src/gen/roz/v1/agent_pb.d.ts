@@ -17,6 +17,115 @@ import type { Timestamp } from "@bufbuild/protobuf/wkt";
 export declare const file_roz_v1_agent: GenFile;
 
 /**
+ * Opens or re-attaches a server stream of a session's responses.
+ *
+ * @generated from message roz.v1.AttachSessionRequest
+ */
+export declare type AttachSessionRequest = Message<"roz.v1.AttachSessionRequest"> & {
+  /**
+   * @generated from oneof roz.v1.AttachSessionRequest.target
+   */
+  target: {
+    /**
+     * Open a new session.
+     *
+     * @generated from field: roz.v1.StartSession start = 1;
+     */
+    value: StartSession;
+    case: "start";
+  } | {
+    /**
+     * Attach to an existing session of the caller's tenant.
+     *
+     * @generated from field: string session_id = 2;
+     */
+    value: string;
+    case: "sessionId";
+  } | { case: undefined; value?: undefined };
+
+  /**
+   * With `session_id`: replay every response after this seq, then continue live.
+   *
+   * @generated from field: optional uint64 after_seq = 3;
+   */
+  afterSeq?: bigint | undefined;
+};
+
+/**
+ * Describes the message roz.v1.AttachSessionRequest.
+ * Use `create(AttachSessionRequestSchema)` to create a new message.
+ */
+export declare const AttachSessionRequestSchema: GenMessage<AttachSessionRequest>;
+
+/**
+ * One request for a session, delivered outside a bidi stream.
+ *
+ * @generated from message roz.v1.SendToSessionRequest
+ */
+export declare type SendToSessionRequest = Message<"roz.v1.SendToSessionRequest"> & {
+  /**
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * Any request but `start` and `resume`.
+   *
+   * @generated from field: roz.v1.SessionRequest request = 2;
+   */
+  request?: SessionRequest | undefined;
+};
+
+/**
+ * Describes the message roz.v1.SendToSessionRequest.
+ * Use `create(SendToSessionRequestSchema)` to create a new message.
+ */
+export declare const SendToSessionRequestSchema: GenMessage<SendToSessionRequest>;
+
+/**
+ * @generated from message roz.v1.SendToSessionResponse
+ */
+export declare type SendToSessionResponse = Message<"roz.v1.SendToSessionResponse"> & {
+  /**
+   * The session's last seq when the request was accepted.
+   *
+   * @generated from field: uint64 last_seq = 1;
+   */
+  lastSeq: bigint;
+};
+
+/**
+ * Describes the message roz.v1.SendToSessionResponse.
+ * Use `create(SendToSessionResponseSchema)` to create a new message.
+ */
+export declare const SendToSessionResponseSchema: GenMessage<SendToSessionResponse>;
+
+/**
+ * On StreamSession, instead of `start`: re-attach this stream to an existing session.
+ *
+ * @generated from message roz.v1.ResumeSession
+ */
+export declare type ResumeSession = Message<"roz.v1.ResumeSession"> & {
+  /**
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * Replay every response after this seq, then continue live.
+   *
+   * @generated from field: optional uint64 after_seq = 2;
+   */
+  afterSeq?: bigint | undefined;
+};
+
+/**
+ * Describes the message roz.v1.ResumeSession.
+ * Use `create(ResumeSessionSchema)` to create a new message.
+ */
+export declare const ResumeSessionSchema: GenMessage<ResumeSession>;
+
+/**
  * One client-to-server message of a StreamSession. The first one must be `start`.
  *
  * @generated from message roz.v1.SessionRequest
@@ -97,6 +206,14 @@ export declare type SessionRequest = Message<"roz.v1.SessionRequest"> & {
      */
     value: CameraRequest;
     case: "cameraRequest";
+  } | {
+    /**
+     * roz addition: re-attach to an existing session instead of `start`.
+     *
+     * @generated from field: roz.v1.ResumeSession resume = 100;
+     */
+    value: ResumeSession;
+    case: "resume";
   } | { case: undefined; value?: undefined };
 };
 
@@ -582,6 +699,8 @@ export declare const MessageFeedbackSchema: GenMessage<MessageFeedback>;
  */
 export declare type PermissionDecision = Message<"roz.v1.PermissionDecision"> & {
   /**
+   * Also upstream's `approval_id` (same number and type).
+   *
    * @generated from field: string tool_call_id = 1;
    */
   toolCallId: string;
@@ -590,6 +709,14 @@ export declare type PermissionDecision = Message<"roz.v1.PermissionDecision"> & 
    * @generated from field: bool approved = 2;
    */
   approved: boolean;
+
+  /**
+   * Upstream addition: merged into the tool's arguments before the call is sent; it may only
+   * change values of existing keys, keeping their JSON type.
+   *
+   * @generated from field: optional google.protobuf.Struct modifier = 3;
+   */
+  modifier?: JsonObject | undefined;
 };
 
 /**
@@ -731,6 +858,31 @@ export declare type SessionResponse = Message<"roz.v1.SessionResponse"> & {
      */
     value: CameraUpdate;
     case: "cameraUpdate";
+  } | {
+    /**
+     * Upstream main: every session event inside one envelope (chosen per stream with the
+     * `roz-event-format` metadata: `flat`, `envelope` or `both`).
+     *
+     * @generated from field: roz.v1.SessionEventEnvelope session_event = 19;
+     */
+    value: SessionEventEnvelope;
+    case: "sessionEvent";
+  } | {
+    /**
+     * roz addition: a tool call refused without reaching the client.
+     *
+     * @generated from field: roz.v1.ToolDenied tool_denied = 101;
+     */
+    value: ToolDenied;
+    case: "toolDenied";
+  } | {
+    /**
+     * roz addition: the session's agent spawned its first worker; WatchTeam this task.
+     *
+     * @generated from field: roz.v1.TeamStarted team_started = 102;
+     */
+    value: TeamStarted;
+    case: "teamStarted";
   } | { case: undefined; value?: undefined };
 
   /**
@@ -746,6 +898,105 @@ export declare type SessionResponse = Message<"roz.v1.SessionResponse"> & {
  * Use `create(SessionResponseSchema)` to create a new message.
  */
 export declare const SessionResponseSchema: GenMessage<SessionResponse>;
+
+/**
+ * A tool call refused without reaching the client.
+ *
+ * @generated from message roz.v1.ToolDenied
+ */
+export declare type ToolDenied = Message<"roz.v1.ToolDenied"> & {
+  /**
+   * @generated from field: string tool_call_id = 1;
+   */
+  toolCallId: string;
+
+  /**
+   * @generated from field: string tool_name = 2;
+   */
+  toolName: string;
+
+  /**
+   * `policy`, `approval_denied`, `approval_timeout`, `unknown_tool`, `invalid_arguments` or `cancelled`.
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+
+  /**
+   * Human-readable: what the model was told.
+   *
+   * @generated from field: string detail = 4;
+   */
+  detail: string;
+};
+
+/**
+ * Describes the message roz.v1.ToolDenied.
+ * Use `create(ToolDeniedSchema)` to create a new message.
+ */
+export declare const ToolDeniedSchema: GenMessage<ToolDenied>;
+
+/**
+ * Sent once on a session when its agent spawns the first worker.
+ *
+ * @generated from message roz.v1.TeamStarted
+ */
+export declare type TeamStarted = Message<"roz.v1.TeamStarted"> & {
+  /**
+   * @generated from field: string task_id = 1;
+   */
+  taskId: string;
+};
+
+/**
+ * Describes the message roz.v1.TeamStarted.
+ * Use `create(TeamStartedSchema)` to create a new message.
+ */
+export declare const TeamStartedSchema: GenMessage<TeamStarted>;
+
+/**
+ * What a `waiting_approval` ActivityUpdate asks the client to approve.
+ *
+ * @generated from message roz.v1.ApprovalRequest
+ */
+export declare type ApprovalRequest = Message<"roz.v1.ApprovalRequest"> & {
+  /**
+   * Also the approval id (upstream's `approval_id` carries the same value).
+   *
+   * @generated from field: string tool_call_id = 1;
+   */
+  toolCallId: string;
+
+  /**
+   * @generated from field: string tool_name = 2;
+   */
+  toolName: string;
+
+  /**
+   * @generated from field: google.protobuf.Struct parameters = 3;
+   */
+  parameters?: JsonObject | undefined;
+
+  /**
+   * The matching rule's reason, or a default text.
+   *
+   * @generated from field: string reason = 4;
+   */
+  reason: string;
+
+  /**
+   * How long the server waits before denying.
+   *
+   * @generated from field: uint32 timeout_ms = 5;
+   */
+  timeoutMs: number;
+};
+
+/**
+ * Describes the message roz.v1.ApprovalRequest.
+ * Use `create(ApprovalRequestSchema)` to create a new message.
+ */
+export declare const ApprovalRequestSchema: GenMessage<ApprovalRequest>;
 
 /**
  * Reported after history was compacted; `level` is `tool_results`, `thinking` or `summary`.
@@ -918,6 +1169,13 @@ export declare type ToolRequest = Message<"roz.v1.ToolRequest"> & {
    * @generated from field: uint32 timeout_ms = 4;
    */
   timeoutMs: number;
+
+  /**
+   * roz addition: the worker whose call this is (empty for the session's own agent).
+   *
+   * @generated from field: string worker_id = 100;
+   */
+  workerId: string;
 };
 
 /**
@@ -1060,6 +1318,13 @@ export declare type ActivityUpdate = Message<"roz.v1.ActivityUpdate"> & {
    * @generated from field: optional float progress = 3;
    */
   progress?: number | undefined;
+
+  /**
+   * roz addition: with `waiting_approval`, what is to be approved.
+   *
+   * @generated from field: roz.v1.ApprovalRequest approval = 100;
+   */
+  approval?: ApprovalRequest | undefined;
 };
 
 /**
@@ -1544,6 +1809,18 @@ export declare type TeamEvent = Message<"roz.v1.TeamEvent"> & {
      */
     value: WorkerExited;
     case: "workerExited";
+  } | {
+    /**
+     * @generated from field: roz.v1.WorkerApprovalRequested worker_approval_requested = 7;
+     */
+    value: WorkerApprovalRequested;
+    case: "workerApprovalRequested";
+  } | {
+    /**
+     * @generated from field: roz.v1.WorkerApprovalResolved worker_approval_resolved = 8;
+     */
+    value: WorkerApprovalResolved;
+    case: "workerApprovalResolved";
   } | { case: undefined; value?: undefined };
 
   /**
@@ -1703,6 +1980,1462 @@ export declare type WorkerExited = Message<"roz.v1.WorkerExited"> & {
 export declare const WorkerExitedSchema: GenMessage<WorkerExited>;
 
 /**
+ * A worker's tool call waits for a PermissionDecision with `approval_id` on the parent session.
+ *
+ * @generated from message roz.v1.WorkerApprovalRequested
+ */
+export declare type WorkerApprovalRequested = Message<"roz.v1.WorkerApprovalRequested"> & {
+  /**
+   * @generated from field: string worker_id = 1;
+   */
+  workerId: string;
+
+  /**
+   * @generated from field: string task_id = 2;
+   */
+  taskId: string;
+
+  /**
+   * @generated from field: string approval_id = 3;
+   */
+  approvalId: string;
+
+  /**
+   * @generated from field: string tool_name = 4;
+   */
+  toolName: string;
+
+  /**
+   * @generated from field: string reason = 5;
+   */
+  reason: string;
+
+  /**
+   * @generated from field: uint64 timeout_secs = 6;
+   */
+  timeoutSecs: bigint;
+};
+
+/**
+ * Describes the message roz.v1.WorkerApprovalRequested.
+ * Use `create(WorkerApprovalRequestedSchema)` to create a new message.
+ */
+export declare const WorkerApprovalRequestedSchema: GenMessage<WorkerApprovalRequested>;
+
+/**
+ * @generated from message roz.v1.WorkerApprovalResolved
+ */
+export declare type WorkerApprovalResolved = Message<"roz.v1.WorkerApprovalResolved"> & {
+  /**
+   * @generated from field: string worker_id = 1;
+   */
+  workerId: string;
+
+  /**
+   * @generated from field: string task_id = 2;
+   */
+  taskId: string;
+
+  /**
+   * @generated from field: string approval_id = 3;
+   */
+  approvalId: string;
+
+  /**
+   * @generated from field: bool approved = 4;
+   */
+  approved: boolean;
+
+  /**
+   * @generated from field: optional google.protobuf.Struct modifier = 5;
+   */
+  modifier?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message roz.v1.WorkerApprovalResolved.
+ * Use `create(WorkerApprovalResolvedSchema)` to create a new message.
+ */
+export declare const WorkerApprovalResolvedSchema: GenMessage<WorkerApprovalResolved>;
+
+/**
+ * @generated from message roz.v1.SessionEventEnvelope
+ */
+export declare type SessionEventEnvelope = Message<"roz.v1.SessionEventEnvelope"> & {
+  /**
+   * @generated from field: string event_id = 1;
+   */
+  eventId: string;
+
+  /**
+   * @generated from field: string correlation_id = 2;
+   */
+  correlationId: string;
+
+  /**
+   * @generated from field: optional string parent_event_id = 3;
+   */
+  parentEventId?: string | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp timestamp = 4;
+   */
+  timestamp?: Timestamp | undefined;
+
+  /**
+   * @generated from field: string event_type = 5;
+   */
+  eventType: string;
+
+  /**
+   * @generated from oneof roz.v1.SessionEventEnvelope.typed_event
+   */
+  typedEvent: {
+    /**
+     * @generated from field: roz.v1.SessionStartedPayload session_started = 7;
+     */
+    value: SessionStartedPayload;
+    case: "sessionStarted";
+  } | {
+    /**
+     * @generated from field: roz.v1.SessionRejectedPayload session_rejected = 8;
+     */
+    value: SessionRejectedPayload;
+    case: "sessionRejected";
+  } | {
+    /**
+     * @generated from field: roz.v1.SessionFailedPayload session_failed = 9;
+     */
+    value: SessionFailedPayload;
+    case: "sessionFailed";
+  } | {
+    /**
+     * @generated from field: roz.v1.TextDeltaPayload text_delta = 10;
+     */
+    value: TextDeltaPayload;
+    case: "textDelta";
+  } | {
+    /**
+     * @generated from field: roz.v1.ThinkingDeltaPayload thinking_delta = 11;
+     */
+    value: ThinkingDeltaPayload;
+    case: "thinkingDelta";
+  } | {
+    /**
+     * @generated from field: roz.v1.TurnFinishedPayload turn_finished = 12;
+     */
+    value: TurnFinishedPayload;
+    case: "turnFinished";
+  } | {
+    /**
+     * @generated from field: roz.v1.ToolCallStartedPayload tool_call_started = 13;
+     */
+    value: ToolCallStartedPayload;
+    case: "toolCallStarted";
+  } | {
+    /**
+     * @generated from field: roz.v1.ToolCallRequestedPayload tool_call_requested = 14;
+     */
+    value: ToolCallRequestedPayload;
+    case: "toolCallRequested";
+  } | {
+    /**
+     * @generated from field: roz.v1.ToolCallFinishedPayload tool_call_finished = 15;
+     */
+    value: ToolCallFinishedPayload;
+    case: "toolCallFinished";
+  } | {
+    /**
+     * @generated from field: roz.v1.SafePauseEnteredPayload safe_pause_entered = 16;
+     */
+    value: SafePauseEnteredPayload;
+    case: "safePauseEntered";
+  } | {
+    /**
+     * @generated from field: roz.v1.ActivityChangedPayload activity_changed = 17;
+     */
+    value: ActivityChangedPayload;
+    case: "activityChanged";
+  } | {
+    /**
+     * @generated from field: roz.v1.PresenceHintedPayload presence_hinted = 18;
+     */
+    value: PresenceHintedPayload;
+    case: "presenceHinted";
+  } | {
+    /**
+     * @generated from field: roz.v1.TurnStartedPayload turn_started = 19;
+     */
+    value: TurnStartedPayload;
+    case: "turnStarted";
+  } | {
+    /**
+     * @generated from field: roz.v1.SessionCompletedPayload session_completed = 20;
+     */
+    value: SessionCompletedPayload;
+    case: "sessionCompleted";
+  } | {
+    /**
+     * @generated from field: roz.v1.ContextCompactedPayload context_compacted = 21;
+     */
+    value: ContextCompactedPayload;
+    case: "contextCompacted";
+  } | {
+    /**
+     * @generated from field: roz.v1.ToolUnavailablePayload tool_unavailable = 22;
+     */
+    value: ToolUnavailablePayload;
+    case: "toolUnavailable";
+  } | {
+    /**
+     * @generated from field: roz.v1.ApprovalRequestedPayload approval_requested = 23;
+     */
+    value: ApprovalRequestedPayload;
+    case: "approvalRequested";
+  } | {
+    /**
+     * @generated from field: roz.v1.ApprovalResolvedPayload approval_resolved = 24;
+     */
+    value: ApprovalResolvedPayload;
+    case: "approvalResolved";
+  } | {
+    /**
+     * @generated from field: roz.v1.SafePauseClearedPayload safe_pause_cleared = 25;
+     */
+    value: SafePauseClearedPayload;
+    case: "safePauseCleared";
+  } | {
+    /**
+     * @generated from field: roz.v1.ControllerLoadedPayload controller_loaded = 26;
+     */
+    value: ControllerLoadedPayload;
+    case: "controllerLoaded";
+  } | {
+    /**
+     * @generated from field: roz.v1.ControllerShadowStartedPayload controller_shadow_started = 27;
+     */
+    value: ControllerShadowStartedPayload;
+    case: "controllerShadowStarted";
+  } | {
+    /**
+     * @generated from field: roz.v1.ControllerPromotedPayload controller_promoted = 28;
+     */
+    value: ControllerPromotedPayload;
+    case: "controllerPromoted";
+  } | {
+    /**
+     * @generated from field: roz.v1.ControllerRolledBackPayload controller_rolled_back = 29;
+     */
+    value: ControllerRolledBackPayload;
+    case: "controllerRolledBack";
+  } | {
+    /**
+     * @generated from field: roz.v1.SafetyInterventionPayload safety_intervention = 30;
+     */
+    value: SafetyInterventionPayload;
+    case: "safetyIntervention";
+  } | {
+    /**
+     * @generated from field: roz.v1.EdgeTransportDegradedPayload edge_transport_degraded = 31;
+     */
+    value: EdgeTransportDegradedPayload;
+    case: "edgeTransportDegraded";
+  } | {
+    /**
+     * @generated from field: roz.v1.VerificationStartedPayload verification_started = 32;
+     */
+    value: VerificationStartedPayload;
+    case: "verificationStarted";
+  } | {
+    /**
+     * @generated from field: roz.v1.VerificationFinishedPayload verification_finished = 33;
+     */
+    value: VerificationFinishedPayload;
+    case: "verificationFinished";
+  } | {
+    /**
+     * @generated from field: roz.v1.ResumeSummaryPayload resume_summary = 34;
+     */
+    value: ResumeSummaryPayload;
+    case: "resumeSummary";
+  } | {
+    /**
+     * @generated from field: roz.v1.TelemetryStatusChangedPayload telemetry_status_changed = 35;
+     */
+    value: TelemetryStatusChangedPayload;
+    case: "telemetryStatusChanged";
+  } | {
+    /**
+     * @generated from field: roz.v1.TrustPostureChangedPayload trust_posture_changed = 36;
+     */
+    value: TrustPostureChangedPayload;
+    case: "trustPostureChanged";
+  } | {
+    /**
+     * @generated from field: roz.v1.ReasoningTracePayload reasoning_trace = 37;
+     */
+    value: ReasoningTracePayload;
+    case: "reasoningTrace";
+  } | {
+    /**
+     * @generated from field: roz.v1.ModelCallCompletedPayload model_call_completed = 38;
+     */
+    value: ModelCallCompletedPayload;
+    case: "modelCallCompleted";
+  } | {
+    /**
+     * @generated from field: roz.v1.MemoryReadPayload memory_read = 39;
+     */
+    value: MemoryReadPayload;
+    case: "memoryRead";
+  } | {
+    /**
+     * @generated from field: roz.v1.MemoryWritePayload memory_write = 40;
+     */
+    value: MemoryWritePayload;
+    case: "memoryWrite";
+  } | {
+    /**
+     * @generated from field: roz.v1.SensorRepositionedPayload sensor_repositioned = 41;
+     */
+    value: SensorRepositionedPayload;
+    case: "sensorRepositioned";
+  } | {
+    /**
+     * @generated from field: roz.v1.ContactStateChangedPayload contact_state_changed = 42;
+     */
+    value: ContactStateChangedPayload;
+    case: "contactStateChanged";
+  } | {
+    /**
+     * @generated from field: roz.v1.FeedbackReceivedPayload feedback_received = 43;
+     */
+    value: FeedbackReceivedPayload;
+    case: "feedbackReceived";
+  } | {
+    /**
+     * @generated from field: roz.v1.McpServerDegradedPayload mcp_server_degraded = 44;
+     */
+    value: McpServerDegradedPayload;
+    case: "mcpServerDegraded";
+  } | {
+    /**
+     * @generated from field: roz.v1.SkillLoadedPayload skill_loaded = 45;
+     */
+    value: SkillLoadedPayload;
+    case: "skillLoaded";
+  } | {
+    /**
+     * @generated from field: roz.v1.SkillCrystallizedPayload skill_crystallized = 46;
+     */
+    value: SkillCrystallizedPayload;
+    case: "skillCrystallized";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message roz.v1.SessionEventEnvelope.
+ * Use `create(SessionEventEnvelopeSchema)` to create a new message.
+ */
+export declare const SessionEventEnvelopeSchema: GenMessage<SessionEventEnvelope>;
+
+/**
+ * @generated from message roz.v1.SessionStartedPayload
+ */
+export declare type SessionStartedPayload = Message<"roz.v1.SessionStartedPayload"> & {
+  /**
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * @generated from field: string mode = 2;
+   */
+  mode: string;
+
+  /**
+   * @generated from field: string blueprint_version = 3;
+   */
+  blueprintVersion: string;
+
+  /**
+   * @generated from field: optional string model_name = 4;
+   */
+  modelName?: string | undefined;
+
+  /**
+   * @generated from field: repeated roz.v1.SessionPermissionRulePayload permissions = 5;
+   */
+  permissions: SessionPermissionRulePayload[];
+};
+
+/**
+ * Describes the message roz.v1.SessionStartedPayload.
+ * Use `create(SessionStartedPayloadSchema)` to create a new message.
+ */
+export declare const SessionStartedPayloadSchema: GenMessage<SessionStartedPayload>;
+
+/**
+ * @generated from message roz.v1.SessionRejectedPayload
+ */
+export declare type SessionRejectedPayload = Message<"roz.v1.SessionRejectedPayload"> & {
+  /**
+   * @generated from field: string code = 1;
+   */
+  code: string;
+
+  /**
+   * @generated from field: string message = 2;
+   */
+  message: string;
+
+  /**
+   * @generated from field: bool retryable = 3;
+   */
+  retryable: boolean;
+};
+
+/**
+ * Describes the message roz.v1.SessionRejectedPayload.
+ * Use `create(SessionRejectedPayloadSchema)` to create a new message.
+ */
+export declare const SessionRejectedPayloadSchema: GenMessage<SessionRejectedPayload>;
+
+/**
+ * @generated from message roz.v1.SessionFailedPayload
+ */
+export declare type SessionFailedPayload = Message<"roz.v1.SessionFailedPayload"> & {
+  /**
+   * @generated from field: string failure = 1;
+   */
+  failure: string;
+};
+
+/**
+ * Describes the message roz.v1.SessionFailedPayload.
+ * Use `create(SessionFailedPayloadSchema)` to create a new message.
+ */
+export declare const SessionFailedPayloadSchema: GenMessage<SessionFailedPayload>;
+
+/**
+ * @generated from message roz.v1.TextDeltaPayload
+ */
+export declare type TextDeltaPayload = Message<"roz.v1.TextDeltaPayload"> & {
+  /**
+   * @generated from field: string content = 1;
+   */
+  content: string;
+
+  /**
+   * @generated from field: optional string message_id = 2;
+   */
+  messageId?: string | undefined;
+};
+
+/**
+ * Describes the message roz.v1.TextDeltaPayload.
+ * Use `create(TextDeltaPayloadSchema)` to create a new message.
+ */
+export declare const TextDeltaPayloadSchema: GenMessage<TextDeltaPayload>;
+
+/**
+ * @generated from message roz.v1.ThinkingDeltaPayload
+ */
+export declare type ThinkingDeltaPayload = Message<"roz.v1.ThinkingDeltaPayload"> & {
+  /**
+   * @generated from field: string content = 1;
+   */
+  content: string;
+
+  /**
+   * @generated from field: optional string message_id = 2;
+   */
+  messageId?: string | undefined;
+};
+
+/**
+ * Describes the message roz.v1.ThinkingDeltaPayload.
+ * Use `create(ThinkingDeltaPayloadSchema)` to create a new message.
+ */
+export declare const ThinkingDeltaPayloadSchema: GenMessage<ThinkingDeltaPayload>;
+
+/**
+ * @generated from message roz.v1.TurnFinishedPayload
+ */
+export declare type TurnFinishedPayload = Message<"roz.v1.TurnFinishedPayload"> & {
+  /**
+   * @generated from field: uint32 input_tokens = 1;
+   */
+  inputTokens: number;
+
+  /**
+   * @generated from field: uint32 output_tokens = 2;
+   */
+  outputTokens: number;
+
+  /**
+   * @generated from field: uint32 cache_creation_tokens = 3;
+   */
+  cacheCreationTokens: number;
+
+  /**
+   * @generated from field: uint32 cache_read_tokens = 4;
+   */
+  cacheReadTokens: number;
+
+  /**
+   * @generated from field: string stop_reason = 5;
+   */
+  stopReason: string;
+
+  /**
+   * @generated from field: optional string message_id = 6;
+   */
+  messageId?: string | undefined;
+};
+
+/**
+ * Describes the message roz.v1.TurnFinishedPayload.
+ * Use `create(TurnFinishedPayloadSchema)` to create a new message.
+ */
+export declare const TurnFinishedPayloadSchema: GenMessage<TurnFinishedPayload>;
+
+/**
+ * @generated from message roz.v1.ToolCallStartedPayload
+ */
+export declare type ToolCallStartedPayload = Message<"roz.v1.ToolCallStartedPayload"> & {
+  /**
+   * @generated from field: string call_id = 1;
+   */
+  callId: string;
+
+  /**
+   * @generated from field: string tool_name = 2;
+   */
+  toolName: string;
+
+  /**
+   * @generated from field: string category = 3;
+   */
+  category: string;
+};
+
+/**
+ * Describes the message roz.v1.ToolCallStartedPayload.
+ * Use `create(ToolCallStartedPayloadSchema)` to create a new message.
+ */
+export declare const ToolCallStartedPayloadSchema: GenMessage<ToolCallStartedPayload>;
+
+/**
+ * @generated from message roz.v1.ToolCallRequestedPayload
+ */
+export declare type ToolCallRequestedPayload = Message<"roz.v1.ToolCallRequestedPayload"> & {
+  /**
+   * @generated from field: string call_id = 1;
+   */
+  callId: string;
+
+  /**
+   * @generated from field: string tool_name = 2;
+   */
+  toolName: string;
+
+  /**
+   * @generated from field: google.protobuf.Struct parameters = 3;
+   */
+  parameters?: JsonObject | undefined;
+
+  /**
+   * @generated from field: uint32 timeout_ms = 4;
+   */
+  timeoutMs: number;
+};
+
+/**
+ * Describes the message roz.v1.ToolCallRequestedPayload.
+ * Use `create(ToolCallRequestedPayloadSchema)` to create a new message.
+ */
+export declare const ToolCallRequestedPayloadSchema: GenMessage<ToolCallRequestedPayload>;
+
+/**
+ * @generated from message roz.v1.ToolCallFinishedPayload
+ */
+export declare type ToolCallFinishedPayload = Message<"roz.v1.ToolCallFinishedPayload"> & {
+  /**
+   * @generated from field: string call_id = 1;
+   */
+  callId: string;
+
+  /**
+   * @generated from field: string tool_name = 2;
+   */
+  toolName: string;
+
+  /**
+   * @generated from field: string result_summary = 3;
+   */
+  resultSummary: string;
+};
+
+/**
+ * Describes the message roz.v1.ToolCallFinishedPayload.
+ * Use `create(ToolCallFinishedPayloadSchema)` to create a new message.
+ */
+export declare const ToolCallFinishedPayloadSchema: GenMessage<ToolCallFinishedPayload>;
+
+/**
+ * @generated from message roz.v1.SafePauseEnteredPayload
+ */
+export declare type SafePauseEnteredPayload = Message<"roz.v1.SafePauseEnteredPayload"> & {
+  /**
+   * @generated from field: string reason = 1;
+   */
+  reason: string;
+
+  /**
+   * @generated from field: string robot_state = 2;
+   */
+  robotState: string;
+};
+
+/**
+ * Describes the message roz.v1.SafePauseEnteredPayload.
+ * Use `create(SafePauseEnteredPayloadSchema)` to create a new message.
+ */
+export declare const SafePauseEnteredPayloadSchema: GenMessage<SafePauseEnteredPayload>;
+
+/**
+ * @generated from message roz.v1.ActivityChangedPayload
+ */
+export declare type ActivityChangedPayload = Message<"roz.v1.ActivityChangedPayload"> & {
+  /**
+   * @generated from field: string state = 1;
+   */
+  state: string;
+
+  /**
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+
+  /**
+   * @generated from field: bool robot_safe = 3;
+   */
+  robotSafe: boolean;
+
+  /**
+   * @generated from field: optional string unblock_event = 4;
+   */
+  unblockEvent?: string | undefined;
+};
+
+/**
+ * Describes the message roz.v1.ActivityChangedPayload.
+ * Use `create(ActivityChangedPayloadSchema)` to create a new message.
+ */
+export declare const ActivityChangedPayloadSchema: GenMessage<ActivityChangedPayload>;
+
+/**
+ * @generated from message roz.v1.PresenceHintedPayload
+ */
+export declare type PresenceHintedPayload = Message<"roz.v1.PresenceHintedPayload"> & {
+  /**
+   * @generated from field: string level = 1;
+   */
+  level: string;
+
+  /**
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message roz.v1.PresenceHintedPayload.
+ * Use `create(PresenceHintedPayloadSchema)` to create a new message.
+ */
+export declare const PresenceHintedPayloadSchema: GenMessage<PresenceHintedPayload>;
+
+/**
+ * @generated from message roz.v1.TurnStartedPayload
+ */
+export declare type TurnStartedPayload = Message<"roz.v1.TurnStartedPayload"> & {
+  /**
+   * @generated from field: uint32 turn_index = 1;
+   */
+  turnIndex: number;
+};
+
+/**
+ * Describes the message roz.v1.TurnStartedPayload.
+ * Use `create(TurnStartedPayloadSchema)` to create a new message.
+ */
+export declare const TurnStartedPayloadSchema: GenMessage<TurnStartedPayload>;
+
+/**
+ * @generated from message roz.v1.SessionCompletedPayload
+ */
+export declare type SessionCompletedPayload = Message<"roz.v1.SessionCompletedPayload"> & {
+  /**
+   * @generated from field: string summary = 1;
+   */
+  summary: string;
+
+  /**
+   * @generated from field: uint64 input_tokens = 2;
+   */
+  inputTokens: bigint;
+
+  /**
+   * @generated from field: uint64 output_tokens = 3;
+   */
+  outputTokens: bigint;
+};
+
+/**
+ * Describes the message roz.v1.SessionCompletedPayload.
+ * Use `create(SessionCompletedPayloadSchema)` to create a new message.
+ */
+export declare const SessionCompletedPayloadSchema: GenMessage<SessionCompletedPayload>;
+
+/**
+ * @generated from message roz.v1.ContextCompactedPayload
+ */
+export declare type ContextCompactedPayload = Message<"roz.v1.ContextCompactedPayload"> & {
+  /**
+   * @generated from field: string level = 1;
+   */
+  level: string;
+
+  /**
+   * @generated from field: uint32 messages_affected = 2;
+   */
+  messagesAffected: number;
+
+  /**
+   * @generated from field: uint32 tokens_before = 3;
+   */
+  tokensBefore: number;
+
+  /**
+   * @generated from field: uint32 tokens_after = 4;
+   */
+  tokensAfter: number;
+};
+
+/**
+ * Describes the message roz.v1.ContextCompactedPayload.
+ * Use `create(ContextCompactedPayloadSchema)` to create a new message.
+ */
+export declare const ContextCompactedPayloadSchema: GenMessage<ContextCompactedPayload>;
+
+/**
+ * @generated from message roz.v1.ToolUnavailablePayload
+ */
+export declare type ToolUnavailablePayload = Message<"roz.v1.ToolUnavailablePayload"> & {
+  /**
+   * @generated from field: string tool_name = 1;
+   */
+  toolName: string;
+
+  /**
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message roz.v1.ToolUnavailablePayload.
+ * Use `create(ToolUnavailablePayloadSchema)` to create a new message.
+ */
+export declare const ToolUnavailablePayloadSchema: GenMessage<ToolUnavailablePayload>;
+
+/**
+ * @generated from message roz.v1.ApprovalRequestedPayload
+ */
+export declare type ApprovalRequestedPayload = Message<"roz.v1.ApprovalRequestedPayload"> & {
+  /**
+   * @generated from field: string approval_id = 1;
+   */
+  approvalId: string;
+
+  /**
+   * @generated from field: string action = 2;
+   */
+  action: string;
+
+  /**
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+
+  /**
+   * @generated from field: uint64 timeout_secs = 4;
+   */
+  timeoutSecs: bigint;
+};
+
+/**
+ * Describes the message roz.v1.ApprovalRequestedPayload.
+ * Use `create(ApprovalRequestedPayloadSchema)` to create a new message.
+ */
+export declare const ApprovalRequestedPayloadSchema: GenMessage<ApprovalRequestedPayload>;
+
+/**
+ * @generated from message roz.v1.ApprovalResolvedPayload
+ */
+export declare type ApprovalResolvedPayload = Message<"roz.v1.ApprovalResolvedPayload"> & {
+  /**
+   * @generated from field: string approval_id = 1;
+   */
+  approvalId: string;
+
+  /**
+   * @generated from field: google.protobuf.Struct outcome = 2;
+   */
+  outcome?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message roz.v1.ApprovalResolvedPayload.
+ * Use `create(ApprovalResolvedPayloadSchema)` to create a new message.
+ */
+export declare const ApprovalResolvedPayloadSchema: GenMessage<ApprovalResolvedPayload>;
+
+/**
+ * @generated from message roz.v1.SafePauseClearedPayload
+ */
+export declare type SafePauseClearedPayload = Message<"roz.v1.SafePauseClearedPayload"> & {
+  /**
+   * @generated from field: string reason = 1;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message roz.v1.SafePauseClearedPayload.
+ * Use `create(SafePauseClearedPayloadSchema)` to create a new message.
+ */
+export declare const SafePauseClearedPayloadSchema: GenMessage<SafePauseClearedPayload>;
+
+/**
+ * @generated from message roz.v1.ControllerLoadedPayload
+ */
+export declare type ControllerLoadedPayload = Message<"roz.v1.ControllerLoadedPayload"> & {
+  /**
+   * @generated from field: string artifact_id = 1;
+   */
+  artifactId: string;
+
+  /**
+   * @generated from field: string source_kind = 2;
+   */
+  sourceKind: string;
+};
+
+/**
+ * Describes the message roz.v1.ControllerLoadedPayload.
+ * Use `create(ControllerLoadedPayloadSchema)` to create a new message.
+ */
+export declare const ControllerLoadedPayloadSchema: GenMessage<ControllerLoadedPayload>;
+
+/**
+ * @generated from message roz.v1.ControllerShadowStartedPayload
+ */
+export declare type ControllerShadowStartedPayload = Message<"roz.v1.ControllerShadowStartedPayload"> & {
+  /**
+   * @generated from field: string artifact_id = 1;
+   */
+  artifactId: string;
+};
+
+/**
+ * Describes the message roz.v1.ControllerShadowStartedPayload.
+ * Use `create(ControllerShadowStartedPayloadSchema)` to create a new message.
+ */
+export declare const ControllerShadowStartedPayloadSchema: GenMessage<ControllerShadowStartedPayload>;
+
+/**
+ * @generated from message roz.v1.ControllerPromotedPayload
+ */
+export declare type ControllerPromotedPayload = Message<"roz.v1.ControllerPromotedPayload"> & {
+  /**
+   * @generated from field: string artifact_id = 1;
+   */
+  artifactId: string;
+
+  /**
+   * @generated from field: optional string replaced_id = 2;
+   */
+  replacedId?: string | undefined;
+};
+
+/**
+ * Describes the message roz.v1.ControllerPromotedPayload.
+ * Use `create(ControllerPromotedPayloadSchema)` to create a new message.
+ */
+export declare const ControllerPromotedPayloadSchema: GenMessage<ControllerPromotedPayload>;
+
+/**
+ * @generated from message roz.v1.ControllerRolledBackPayload
+ */
+export declare type ControllerRolledBackPayload = Message<"roz.v1.ControllerRolledBackPayload"> & {
+  /**
+   * @generated from field: string artifact_id = 1;
+   */
+  artifactId: string;
+
+  /**
+   * @generated from field: string restored_id = 2;
+   */
+  restoredId: string;
+
+  /**
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message roz.v1.ControllerRolledBackPayload.
+ * Use `create(ControllerRolledBackPayloadSchema)` to create a new message.
+ */
+export declare const ControllerRolledBackPayloadSchema: GenMessage<ControllerRolledBackPayload>;
+
+/**
+ * @generated from message roz.v1.SafetyInterventionPayload
+ */
+export declare type SafetyInterventionPayload = Message<"roz.v1.SafetyInterventionPayload"> & {
+  /**
+   * @generated from field: string channel = 1;
+   */
+  channel: string;
+
+  /**
+   * @generated from field: double raw_value = 2;
+   */
+  rawValue: number;
+
+  /**
+   * @generated from field: double clamped_value = 3;
+   */
+  clampedValue: number;
+
+  /**
+   * @generated from field: string kind = 4;
+   */
+  kind: string;
+
+  /**
+   * @generated from field: string reason = 5;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message roz.v1.SafetyInterventionPayload.
+ * Use `create(SafetyInterventionPayloadSchema)` to create a new message.
+ */
+export declare const SafetyInterventionPayloadSchema: GenMessage<SafetyInterventionPayload>;
+
+/**
+ * @generated from message roz.v1.EdgeTransportDegradedPayload
+ */
+export declare type EdgeTransportDegradedPayload = Message<"roz.v1.EdgeTransportDegradedPayload"> & {
+  /**
+   * @generated from field: string transport = 1;
+   */
+  transport: string;
+
+  /**
+   * @generated from field: google.protobuf.Struct health = 2;
+   */
+  health?: JsonObject | undefined;
+
+  /**
+   * @generated from field: repeated string affected_capabilities = 3;
+   */
+  affectedCapabilities: string[];
+};
+
+/**
+ * Describes the message roz.v1.EdgeTransportDegradedPayload.
+ * Use `create(EdgeTransportDegradedPayloadSchema)` to create a new message.
+ */
+export declare const EdgeTransportDegradedPayloadSchema: GenMessage<EdgeTransportDegradedPayload>;
+
+/**
+ * @generated from message roz.v1.VerificationStartedPayload
+ */
+export declare type VerificationStartedPayload = Message<"roz.v1.VerificationStartedPayload"> & {
+  /**
+   * @generated from field: string target = 1;
+   */
+  target: string;
+
+  /**
+   * @generated from field: string verifier_kind = 2;
+   */
+  verifierKind: string;
+};
+
+/**
+ * Describes the message roz.v1.VerificationStartedPayload.
+ * Use `create(VerificationStartedPayloadSchema)` to create a new message.
+ */
+export declare const VerificationStartedPayloadSchema: GenMessage<VerificationStartedPayload>;
+
+/**
+ * @generated from message roz.v1.VerificationFinishedPayload
+ */
+export declare type VerificationFinishedPayload = Message<"roz.v1.VerificationFinishedPayload"> & {
+  /**
+   * @generated from field: string target = 1;
+   */
+  target: string;
+
+  /**
+   * @generated from field: google.protobuf.Struct verdict = 2;
+   */
+  verdict?: JsonObject | undefined;
+
+  /**
+   * @generated from field: optional google.protobuf.Struct evidence = 3;
+   */
+  evidence?: JsonObject | undefined;
+
+  /**
+   * @generated from field: string verdict_kind = 4;
+   */
+  verdictKind: string;
+
+  /**
+   * @generated from field: optional string verifier_status = 5;
+   */
+  verifierStatus?: string | undefined;
+
+  /**
+   * @generated from field: optional string verifier_reason = 6;
+   */
+  verifierReason?: string | undefined;
+
+  /**
+   * @generated from field: optional string evidence_bundle_id = 7;
+   */
+  evidenceBundleId?: string | undefined;
+
+  /**
+   * @generated from field: optional uint64 frame_snapshot_id = 8;
+   */
+  frameSnapshotId?: bigint | undefined;
+
+  /**
+   * @generated from field: optional string execution_mode = 9;
+   */
+  executionMode?: string | undefined;
+};
+
+/**
+ * Describes the message roz.v1.VerificationFinishedPayload.
+ * Use `create(VerificationFinishedPayloadSchema)` to create a new message.
+ */
+export declare const VerificationFinishedPayloadSchema: GenMessage<VerificationFinishedPayload>;
+
+/**
+ * @generated from message roz.v1.ResumeSummaryPayload
+ */
+export declare type ResumeSummaryPayload = Message<"roz.v1.ResumeSummaryPayload"> & {
+  /**
+   * @generated from field: google.protobuf.Struct summary = 1;
+   */
+  summary?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message roz.v1.ResumeSummaryPayload.
+ * Use `create(ResumeSummaryPayloadSchema)` to create a new message.
+ */
+export declare const ResumeSummaryPayloadSchema: GenMessage<ResumeSummaryPayload>;
+
+/**
+ * @generated from message roz.v1.TelemetryStatusChangedPayload
+ */
+export declare type TelemetryStatusChangedPayload = Message<"roz.v1.TelemetryStatusChangedPayload"> & {
+  /**
+   * @generated from field: string freshness = 1;
+   */
+  freshness: string;
+
+  /**
+   * @generated from field: repeated string degraded_sources = 2;
+   */
+  degradedSources: string[];
+};
+
+/**
+ * Describes the message roz.v1.TelemetryStatusChangedPayload.
+ * Use `create(TelemetryStatusChangedPayloadSchema)` to create a new message.
+ */
+export declare const TelemetryStatusChangedPayloadSchema: GenMessage<TelemetryStatusChangedPayload>;
+
+/**
+ * @generated from message roz.v1.TrustPostureChangedPayload
+ */
+export declare type TrustPostureChangedPayload = Message<"roz.v1.TrustPostureChangedPayload"> & {
+  /**
+   * @generated from field: google.protobuf.Struct old = 1;
+   */
+  old?: JsonObject | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Struct new = 2;
+   */
+  new?: JsonObject | undefined;
+
+  /**
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message roz.v1.TrustPostureChangedPayload.
+ * Use `create(TrustPostureChangedPayloadSchema)` to create a new message.
+ */
+export declare const TrustPostureChangedPayloadSchema: GenMessage<TrustPostureChangedPayload>;
+
+/**
+ * @generated from message roz.v1.ReasoningTracePayload
+ */
+export declare type ReasoningTracePayload = Message<"roz.v1.ReasoningTracePayload"> & {
+  /**
+   * @generated from field: uint32 turn_index = 1;
+   */
+  turnIndex: number;
+
+  /**
+   * @generated from field: uint32 cycle_index = 2;
+   */
+  cycleIndex: number;
+
+  /**
+   * @generated from field: optional string thinking_summary = 3;
+   */
+  thinkingSummary?: string | undefined;
+
+  /**
+   * @generated from field: string selected_action = 4;
+   */
+  selectedAction: string;
+
+  /**
+   * @generated from field: repeated string alternatives_considered = 5;
+   */
+  alternativesConsidered: string[];
+
+  /**
+   * @generated from field: repeated string observation_ids = 6;
+   */
+  observationIds: string[];
+};
+
+/**
+ * Describes the message roz.v1.ReasoningTracePayload.
+ * Use `create(ReasoningTracePayloadSchema)` to create a new message.
+ */
+export declare const ReasoningTracePayloadSchema: GenMessage<ReasoningTracePayload>;
+
+/**
+ * @generated from message roz.v1.ModelCallCompletedPayload
+ */
+export declare type ModelCallCompletedPayload = Message<"roz.v1.ModelCallCompletedPayload"> & {
+  /**
+   * @generated from field: string model_id = 1;
+   */
+  modelId: string;
+
+  /**
+   * @generated from field: string provider = 2;
+   */
+  provider: string;
+
+  /**
+   * @generated from field: uint32 input_tokens = 3;
+   */
+  inputTokens: number;
+
+  /**
+   * @generated from field: uint32 output_tokens = 4;
+   */
+  outputTokens: number;
+
+  /**
+   * @generated from field: uint64 latency_ms = 5;
+   */
+  latencyMs: bigint;
+
+  /**
+   * @generated from field: uint32 cache_hit_tokens = 6;
+   */
+  cacheHitTokens: number;
+
+  /**
+   * @generated from field: string stop_reason = 7;
+   */
+  stopReason: string;
+};
+
+/**
+ * Describes the message roz.v1.ModelCallCompletedPayload.
+ * Use `create(ModelCallCompletedPayloadSchema)` to create a new message.
+ */
+export declare const ModelCallCompletedPayloadSchema: GenMessage<ModelCallCompletedPayload>;
+
+/**
+ * @generated from message roz.v1.MemoryReadPayload
+ */
+export declare type MemoryReadPayload = Message<"roz.v1.MemoryReadPayload"> & {
+  /**
+   * @generated from field: uint32 entries_returned = 1;
+   */
+  entriesReturned: number;
+
+  /**
+   * @generated from field: string scope_key = 2;
+   */
+  scopeKey: string;
+
+  /**
+   * @generated from field: uint32 total_tokens = 3;
+   */
+  totalTokens: number;
+};
+
+/**
+ * Describes the message roz.v1.MemoryReadPayload.
+ * Use `create(MemoryReadPayloadSchema)` to create a new message.
+ */
+export declare const MemoryReadPayloadSchema: GenMessage<MemoryReadPayload>;
+
+/**
+ * @generated from message roz.v1.MemoryWritePayload
+ */
+export declare type MemoryWritePayload = Message<"roz.v1.MemoryWritePayload"> & {
+  /**
+   * @generated from field: string memory_id = 1;
+   */
+  memoryId: string;
+
+  /**
+   * @generated from field: string class = 2;
+   */
+  class: string;
+
+  /**
+   * @generated from field: string scope_key = 3;
+   */
+  scopeKey: string;
+
+  /**
+   * @generated from field: string source_kind = 4;
+   */
+  sourceKind: string;
+};
+
+/**
+ * Describes the message roz.v1.MemoryWritePayload.
+ * Use `create(MemoryWritePayloadSchema)` to create a new message.
+ */
+export declare const MemoryWritePayloadSchema: GenMessage<MemoryWritePayload>;
+
+/**
+ * @generated from message roz.v1.SensorRepositionedPayload
+ */
+export declare type SensorRepositionedPayload = Message<"roz.v1.SensorRepositionedPayload"> & {
+  /**
+   * @generated from field: string sensor_id = 1;
+   */
+  sensorId: string;
+
+  /**
+   * @generated from field: google.protobuf.Struct old_pose = 2;
+   */
+  oldPose?: JsonObject | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Struct new_pose = 3;
+   */
+  newPose?: JsonObject | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Struct goal = 4;
+   */
+  goal?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message roz.v1.SensorRepositionedPayload.
+ * Use `create(SensorRepositionedPayloadSchema)` to create a new message.
+ */
+export declare const SensorRepositionedPayloadSchema: GenMessage<SensorRepositionedPayload>;
+
+/**
+ * @generated from message roz.v1.ContactStateChangedPayload
+ */
+export declare type ContactStateChangedPayload = Message<"roz.v1.ContactStateChangedPayload"> & {
+  /**
+   * @generated from field: string link = 1;
+   */
+  link: string;
+
+  /**
+   * @generated from field: google.protobuf.Struct contact = 2;
+   */
+  contact?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message roz.v1.ContactStateChangedPayload.
+ * Use `create(ContactStateChangedPayloadSchema)` to create a new message.
+ */
+export declare const ContactStateChangedPayloadSchema: GenMessage<ContactStateChangedPayload>;
+
+/**
+ * @generated from message roz.v1.FeedbackReceivedPayload
+ */
+export declare type FeedbackReceivedPayload = Message<"roz.v1.FeedbackReceivedPayload"> & {
+  /**
+   * @generated from field: string feedback_id = 1;
+   */
+  feedbackId: string;
+
+  /**
+   * @generated from field: optional string related_event_id = 2;
+   */
+  relatedEventId?: string | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Struct outcome = 3;
+   */
+  outcome?: JsonObject | undefined;
+
+  /**
+   * @generated from field: optional string operator_comment = 4;
+   */
+  operatorComment?: string | undefined;
+};
+
+/**
+ * Describes the message roz.v1.FeedbackReceivedPayload.
+ * Use `create(FeedbackReceivedPayloadSchema)` to create a new message.
+ */
+export declare const FeedbackReceivedPayloadSchema: GenMessage<FeedbackReceivedPayload>;
+
+/**
+ * @generated from message roz.v1.McpServerDegradedPayload
+ */
+export declare type McpServerDegradedPayload = Message<"roz.v1.McpServerDegradedPayload"> & {
+  /**
+   * @generated from field: string server_name = 1;
+   */
+  serverName: string;
+
+  /**
+   * @generated from field: uint32 failure_count = 2;
+   */
+  failureCount: number;
+
+  /**
+   * @generated from field: string last_error = 3;
+   */
+  lastError: string;
+};
+
+/**
+ * Describes the message roz.v1.McpServerDegradedPayload.
+ * Use `create(McpServerDegradedPayloadSchema)` to create a new message.
+ */
+export declare const McpServerDegradedPayloadSchema: GenMessage<McpServerDegradedPayload>;
+
+/**
+ * @generated from message roz.v1.SkillLoadedPayload
+ */
+export declare type SkillLoadedPayload = Message<"roz.v1.SkillLoadedPayload"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string version = 2;
+   */
+  version: string;
+};
+
+/**
+ * Describes the message roz.v1.SkillLoadedPayload.
+ * Use `create(SkillLoadedPayloadSchema)` to create a new message.
+ */
+export declare const SkillLoadedPayloadSchema: GenMessage<SkillLoadedPayload>;
+
+/**
+ * @generated from message roz.v1.SkillCrystallizedPayload
+ */
+export declare type SkillCrystallizedPayload = Message<"roz.v1.SkillCrystallizedPayload"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string version = 2;
+   */
+  version: string;
+
+  /**
+   * @generated from field: string source = 3;
+   */
+  source: string;
+};
+
+/**
+ * Describes the message roz.v1.SkillCrystallizedPayload.
+ * Use `create(SkillCrystallizedPayloadSchema)` to create a new message.
+ */
+export declare const SkillCrystallizedPayloadSchema: GenMessage<SkillCrystallizedPayload>;
+
+/**
+ * @generated from message roz.v1.SessionPermissionRulePayload
+ */
+export declare type SessionPermissionRulePayload = Message<"roz.v1.SessionPermissionRulePayload"> & {
+  /**
+   * @generated from field: string tool_pattern = 1;
+   */
+  toolPattern: string;
+
+  /**
+   * @generated from field: string policy = 2;
+   */
+  policy: string;
+
+  /**
+   * @generated from field: optional string category = 3;
+   */
+  category?: string | undefined;
+
+  /**
+   * @generated from field: optional string reason = 4;
+   */
+  reason?: string | undefined;
+};
+
+/**
+ * Describes the message roz.v1.SessionPermissionRulePayload.
+ * Use `create(SessionPermissionRulePayloadSchema)` to create a new message.
+ */
+export declare const SessionPermissionRulePayloadSchema: GenMessage<SessionPermissionRulePayload>;
+
+/**
  * Where the agent loop should run. This server always runs it in the cloud process.
  *
  * @generated from enum roz.v1.AgentPlacement
@@ -1782,6 +3515,29 @@ export declare const AgentService: GenService<{
     methodKind: "server_streaming";
     input: typeof WatchTeamRequestSchema;
     output: typeof TeamEventSchema;
+  },
+  /**
+   * roz addition, for browsers: a server stream of a session's responses. `start` opens a new
+   * session (same validation, events and errors as StreamSession's start); `session_id`
+   * re-attaches, replaying every response after `after_seq`, then live.
+   *
+   * @generated from rpc roz.v1.AgentService.AttachSession
+   */
+  attachSession: {
+    methodKind: "server_streaming";
+    input: typeof AttachSessionRequestSchema;
+    output: typeof SessionResponseSchema;
+  },
+  /**
+   * roz addition, for browsers: delivers one request (anything but start/resume) to a session.
+   * In-band errors arrive on the attached streams as SessionError.
+   *
+   * @generated from rpc roz.v1.AgentService.SendToSession
+   */
+  sendToSession: {
+    methodKind: "unary";
+    input: typeof SendToSessionRequestSchema;
+    output: typeof SendToSessionResponseSchema;
   },
 }>;
 
