@@ -69,6 +69,8 @@ describe.each<ReflectionVersion>(["v1", "v1alpha"])("grpc.reflection.%s", (versi
     expect(service?.method.map((m) => [m.name, m.clientStreaming, m.serverStreaming])).toEqual([
       ["StreamSession", true, true],
       ["WatchTeam", false, true],
+      ["AttachSession", false, true],
+      ["SendToSession", false, false],
     ]);
     const comments = agent!.sourceCodeInfo?.location.map((l) => l.leadingComments) ?? [];
     expect(comments).toContain(" The agent-session service.\n");
