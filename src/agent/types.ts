@@ -138,6 +138,8 @@ export interface AgentOptions {
   model: ResolvedModel;
   tools: ClientTool[];
   history: ModelMessage[];
+  /** The client's own system prompt (v0.2 `system` history messages), after the environment instructions. */
+  systemPrompt?: string[];
   projectContext: string[];
   /** Environment instructions, added after the base instructions. */
   instructions?: string;
