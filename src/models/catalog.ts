@@ -3,7 +3,6 @@ import { createAdapter, openaiFromSettings, type AdapterSettings, type ProviderC
 import { loadProvidersFile, type InheritedProviders } from "./providers-file.ts";
 import type { RetryOptions } from "./retry.ts";
 import { defaultScriptedModel, scriptedModelIds } from "./scripted/model.ts";
-import { withProviderToolNames } from "./tool-names.ts";
 import type { ModelAdapter, ModelCatalog, ResolvedModel } from "./types.ts";
 
 /** What the catalog is built from; the app maps environment variables onto it. */
@@ -60,8 +59,7 @@ export function createModelCatalog(settings: ModelCatalogSettings = {}): ModelCa
     ...(settings.idleTimeoutMs !== undefined ? { idleTimeoutMs: settings.idleTimeoutMs } : {}),
     ...(settings.fetch ? { fetch: settings.fetch } : {}),
   };
-  // Every provider gets safe tool names, whatever the client calls its tools (tool-names.ts).
-  const providers = configs.map((config) => ({ config, adapter: withProviderToolNames(createAdapter(config, adapterSettings)) }));
+  const providers = configs.map((config) => ({ config, adapter: createAdapter(config, adapterSettings) }));
 
   const first = configs.find((p) => p.defaultModel !== undefined);
   const fallback = first ? `${first.name}/${first.defaultModel}` : `${scriptedProvider.name}/${defaultScriptedModel}`;

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { makeKey, type TestKey } from "../rest/support.ts";
 import { GRPC, type SessionFixture, startSessionFixture } from "../session/fixture.ts";
 import type { ClientKind } from "../support/session-client.ts";
-import { rq, tool, valueOf } from "../support/session-protocol.ts";
+import { rq, type StartInit, tool, valueOf } from "../support/session-protocol.ts";
 
 const PERMISSION_DENIED = 7;
 
@@ -40,12 +40,12 @@ describe.each<ClientKind>(["grpc-js", "connect"])("%s", (kind) => {
     expect((await client.status).code).toBe(PERMISSION_DENIED);
   });
 
-  it.each([
+  it.each<[string, StartInit, number]>([
     ["model_unavailable", { model: "nowhere/none" }, GRPC.FAILED_PRECONDITION],
     ["not_found", { environmentId: randomUUID() }, GRPC.NOT_FOUND],
     ["invalid_argument", { environmentId: "not-a-uuid" }, GRPC.INVALID_ARGUMENT],
     ["invalid_argument", { tools: [tool("probe", { parameters: { type: "string" } })] }, GRPC.INVALID_ARGUMENT],
-  ] as const)("a start refused with %s creates nothing, not even the default environment", async (code, start, status) => {
+  ])("a start refused with %s creates nothing, not even the default environment", async (code, start, status) => {
     const key = await makeKey(fx.server, `tenant-${randomUUID()}`, ["sessions"]);
     const client = fx.open(kind, bearer(key));
     client.send(rq.start(start));
