@@ -24,8 +24,8 @@ export interface DispatchDeps {
 
 /**
  * Runs the calls of one model response (session-behaviour.md §3). Refused calls send no
- * request but a `tool_denied`. PURE calls are requested at once; the others one at a time, each only after
- * the previous one's result (or timeout) — the two groups run side by side. Requests go
+ * request but a `tool_denied`. PURE calls are requested at once; the others one at a time,
+ * each only after the previous one's result (or timeout) — the two groups run side by side. Requests go
  * out in call order as far as these rules allow, and the results come back in call
  * order. After the signal aborts no request is sent and open waits end as `cancelled`.
  */

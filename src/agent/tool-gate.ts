@@ -50,12 +50,11 @@ export function screenCalls(calls: readonly PlannedCall[], evaluator: Permission
     }
     const { policy, rule } = evaluator.decide(call.tool);
     if (policy === "allow") return { run: true, permission: "allowed" };
+    const reason = rule.reason !== undefined && rule.reason !== "" ? rule.reason : undefined;
     if (policy === "deny") {
-      const reason = rule.reason !== undefined && rule.reason !== "" ? `: ${rule.reason}` : "";
-      return { run: false, permission: "policy_denied", message: `tool "${call.name}" is not permitted${reason}` };
+      return { run: false, permission: "policy_denied", message: `tool "${call.name}" is not permitted${reason !== undefined ? `: ${reason}` : ""}` };
     }
-    const reason = rule.reason !== undefined && rule.reason !== "" ? rule.reason : `tool "${call.name}" requires your confirmation`;
-    return { ask: true, reason };
+    return { ask: true, reason: reason ?? `tool "${call.name}" requires your confirmation` };
   });
 }
 
