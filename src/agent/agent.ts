@@ -84,7 +84,7 @@ class SessionAgent implements Agent {
       model: options.model,
       limits: options.limits,
       maxContextTokens: options.maxContextTokens,
-      system: assembleSystem({ mode: input.mode, instructions: options.instructions, projectContext: options.projectContext, systemContext }),
+      system: assembleSystem({ mode: input.mode, instructions: options.instructions, systemPrompt: options.systemPrompt, projectContext: options.projectContext, systemContext }),
       history: this.#history,
       tools: () => turnTools ?? this.#tools,
       evaluator: this.#evaluator,

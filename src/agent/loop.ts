@@ -10,7 +10,7 @@ import { buildUserMessage, toolDefinitions } from "./prompt.ts";
 import { MAX_CYCLES_SYSTEM, SUMMARY_SYSTEM, renderTranscript } from "./summary.ts";
 import type { TokenCounter } from "./tokens.ts";
 import type { ToolCallIds } from "./tool-call-ids.ts";
-import { dispatchTools } from "./tool-dispatch.ts";
+import { dispatchTools, toolDenied } from "./tool-dispatch.ts";
 import { awaitApprovals, needsApproval, screenCalls, type PlannedCall, type Screening, type Verdict } from "./tool-gate.ts";
 import { assistantMessage, toolResultMessage } from "./turn-messages.ts";
 import { TurnTally } from "./turn-tally.ts";
@@ -184,7 +184,7 @@ class TurnLoop {
       approvals: deps.approvals,
       approvalTimeoutMs: deps.limits.approvalTimeoutMs,
       signal: deps.signal,
-      onAsk: (id) => this.#activity("waiting_approval", id),
+      onAsk: (question) => this.#activity("waiting_approval", question.toolCallId, question),
     });
     return { kind: "awaiting_tools", purpose: step.purpose, calls: step.calls, verdicts };
   }
@@ -222,10 +222,11 @@ class TurnLoop {
     return { kind: "final", stopReason: "max_cycles" };
   }
 
-  /** Answers tool uses that will never run, so the history stays valid. */
+  /** Answers tool uses that will never run, so the history stays valid; the client is told of each. */
   #closeUnrun(calls: readonly PlannedCall[], message: string): void {
     if (calls.length > 0) {
       const now = Date.now();
+      for (const c of calls) this.#deps.emit(toolDenied(c, "cancelled", message));
       this.#messages.push(toolResultMessage(calls.map((c) => ({ id: c.id, name: c.name, content: message, isError: true }))));
       this.#tally.addToolCalls(
         calls.map((c) => ({ id: c.id, name: c.name, parameters: c.parameters, permission: "cancelled", error: message, startedAt: now, endedAt: now })),

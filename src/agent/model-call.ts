@@ -7,6 +7,7 @@ import {
   type ResolvedModel,
   type TokenUsage,
   type ToolDefinition,
+  withProviderToolNames,
 } from "../models/index.ts";
 import type { TokenCounter } from "./tokens.ts";
 import { estimateCutUsage } from "./usage-estimate.ts";
@@ -65,7 +66,9 @@ export async function callModel(input: ModelCallInput): Promise<ModelCallResult>
   let iterator: AsyncIterator<ModelEvent> | undefined;
   let lastYield = performance.now();
   try {
-    iterator = input.model.adapter
+    // Whatever the client named its tools, the provider sees names it accepts (and the calls
+    // that come back carry the client's names again).
+    iterator = withProviderToolNames(input.model.adapter)
       .stream({
         model: input.model.modelId,
         system: input.system,

@@ -1,4 +1,5 @@
 import picomatch from "picomatch";
+import { ruleCategoryOf } from "./rule-category.ts";
 import type { ClientTool, PermissionPolicy, PermissionRule } from "./types.ts";
 
 /**
@@ -25,7 +26,8 @@ export interface PermissionEvaluator {
   readonly rules: PermissionRule[];
   /**
    * First matching rule wins. A rule matches when its glob matches the tool name and,
-   * when it names a `category`, the tool has that category (case-insensitive).
+   * when it names a `category`, the tool has that category (case-insensitive; see
+   * `ruleCategoryOf` for tools without one).
    */
   decide(tool: Pick<ClientTool, "name" | "category">): PermissionVerdict;
 }
@@ -46,8 +48,9 @@ export function createPermissionEvaluator(environmentRules: readonly PermissionR
   return {
     rules,
     decide(tool) {
+      const category = ruleCategoryOf(tool.category);
       for (const c of compiled) {
-        if (c.category !== undefined && c.category !== tool.category) continue;
+        if (c.category !== undefined && c.category !== category) continue;
         if (c.matches(asFlatName(tool.name))) return { policy: c.rule.policy, rule: c.rule };
       }
       // Unreachable while the last default rule matches every name; fail closed anyway.

@@ -23,16 +23,18 @@ export function baseInstructions(mode: AgentMode): string {
 }
 
 /**
- * The system blocks of a turn, in order: base instructions, environment instructions,
- * project context blocks, then the turn's system context. Empty blocks are left out.
+ * The system blocks of a turn, in order: base instructions, environment instructions, the
+ * client's system prompt, project context blocks, then the turn's system context. Empty
+ * blocks are left out.
  */
 export function assembleSystem(input: {
   mode: AgentMode;
   instructions?: string | undefined;
+  systemPrompt?: readonly string[] | undefined;
   projectContext: readonly string[];
   systemContext?: string | undefined;
 }): string[] {
-  const blocks = [baseInstructions(input.mode), input.instructions ?? "", ...input.projectContext, input.systemContext ?? ""];
+  const blocks = [baseInstructions(input.mode), input.instructions ?? "", ...(input.systemPrompt ?? []), ...input.projectContext, input.systemContext ?? ""];
   return blocks.filter((b) => b.trim() !== "");
 }
 

@@ -1,6 +1,6 @@
 import type { PermissionEvaluator } from "./permissions.ts";
 import type { PendingMap } from "./pending.ts";
-import type { ClientTool, PermissionOutcome } from "./types.ts";
+import type { ApprovalQuestion, ClientTool, PermissionOutcome, ToolDenialReason } from "./types.ts";
 import type { ToolUse } from "./turn-messages.ts";
 
 /** A tool call planned for dispatch; `tool` is undefined when the model named an unknown tool. */
@@ -15,8 +15,21 @@ export type Verdict =
   | { run: true; permission: "allowed" | "approved" }
   | { run: false; permission: Exclude<PermissionOutcome, "allowed" | "approved">; message: string };
 
-/** The first, synchronous answer of the policy for one call: `ask` needs the client. */
-export type Screening = Verdict | { ask: true };
+/** The first, synchronous answer of the policy for one call: `ask` needs the client (`reason` is shown to it). */
+export type Screening = Verdict | { ask: true; reason: string };
+
+/** The wire reason of each refusal (`ToolDenied.reason`). */
+const denialReasons: Record<Extract<Verdict, { run: false }>["permission"], ToolDenialReason> = {
+  policy_denied: "policy",
+  denied: "approval_denied",
+  approval_timeout: "approval_timeout",
+  unknown_tool: "unknown_tool",
+  invalid_arguments: "invalid_arguments",
+  cancelled: "cancelled",
+};
+
+/** Why a refused call was refused, as the client is told. */
+export const denialReasonOf = (permission: Extract<Verdict, { run: false }>["permission"]): ToolDenialReason => denialReasons[permission];
 
 /**
  * Applies the policy to each call (session-behaviour.md §3, §4): an unknown tool is
@@ -31,17 +44,17 @@ export function screenCalls(calls: readonly PlannedCall[], evaluator: Permission
     if (call.invalidArguments !== undefined) {
       return {
         run: false,
-        permission: "unknown_tool",
+        permission: "invalid_arguments",
         message: `the arguments of tool "${call.name}" are not a JSON object: ${call.invalidArguments.slice(0, 200)}`,
       };
     }
     const { policy, rule } = evaluator.decide(call.tool);
     if (policy === "allow") return { run: true, permission: "allowed" };
+    const reason = rule.reason !== undefined && rule.reason !== "" ? rule.reason : undefined;
     if (policy === "deny") {
-      const reason = rule.reason !== undefined && rule.reason !== "" ? `: ${rule.reason}` : "";
-      return { run: false, permission: "policy_denied", message: `tool "${call.name}" is not permitted${reason}` };
+      return { run: false, permission: "policy_denied", message: `tool "${call.name}" is not permitted${reason !== undefined ? `: ${reason}` : ""}` };
     }
-    return { ask: true };
+    return { ask: true, reason: reason ?? `tool "${call.name}" requires your confirmation` };
   });
 }
 
@@ -49,8 +62,8 @@ export interface ApprovalDeps {
   approvals: PendingMap<boolean>;
   approvalTimeoutMs: number;
   signal: AbortSignal;
-  /** Announces each question: `activity{waiting_approval, detail: toolCallId}`. */
-  onAsk: (toolCallId: string) => void;
+  /** Announces each question: `activity{waiting_approval, detail: toolCallId, approval}`. */
+  onAsk: (question: ApprovalQuestion) => void;
 }
 
 /**
@@ -62,7 +75,7 @@ export async function awaitApprovals(calls: readonly PlannedCall[], screenings: 
   const waits = calls.map((call, i) => {
     const s = screenings[i]!;
     if (!("ask" in s)) return Promise.resolve(s);
-    deps.onAsk(call.id);
+    deps.onAsk({ toolCallId: call.id, toolName: call.name, parameters: call.parameters, reason: s.reason, timeoutMs: deps.approvalTimeoutMs });
     return deps.approvals.wait(call.id, deps.approvalTimeoutMs, deps.signal).then((settled): Verdict => {
       if (settled.kind === "value" && settled.value) return { run: true, permission: "approved" };
       if (settled.kind === "value") return { run: false, permission: "denied", message: `the user denied permission to run tool "${call.name}"` };

@@ -64,7 +64,26 @@ export type PermissionOutcome =
   | "approval_timeout"
   | "policy_denied"
   | "cancelled"
-  | "unknown_tool";
+  | "unknown_tool"
+  | "invalid_arguments";
+
+/**
+ * Why a call was refused without reaching the client (wire `ToolDenied.reason`): a `deny`
+ * rule, a denied or timed-out approval, a tool the client does not have, arguments that are
+ * not a JSON object, or a cancelled turn.
+ */
+export type ToolDenialReason = "policy" | "approval_denied" | "approval_timeout" | "unknown_tool" | "invalid_arguments" | "cancelled";
+
+/** What a `require_confirmation` call asks the client to approve. */
+export interface ApprovalQuestion {
+  toolCallId: string;
+  toolName: string;
+  parameters: JsonObject;
+  /** The matching rule's reason, or a default text. */
+  reason: string;
+  /** How long the server waits for the decision before it denies the call. */
+  timeoutMs: number;
+}
 
 /** One tool call of a turn, as stored in the transcript (the full result text). */
 export interface ToolCallRecord {
@@ -107,7 +126,10 @@ export type AgentEvent =
   | { type: "text_delta"; messageId: string; text: string }
   | { type: "thinking_delta"; messageId: string; text: string }
   | { type: "tool_request"; toolCallId: string; toolName: string; parameters: JsonObject; timeoutMs: number }
-  | { type: "activity"; state: ActivityState; detail: string; progress?: number }
+  /** With `waiting_approval`, `detail` is the call id (as in v0.2) and `approval` says what is asked. */
+  | { type: "activity"; state: ActivityState; detail: string; progress?: number; approval?: ApprovalQuestion }
+  /** A call refused without a `tool_request`; `detail` is what the model was told. */
+  | { type: "tool_denied"; toolCallId: string; toolName: string; reason: ToolDenialReason; detail: string }
   | {
       type: "context_compacted";
       level: "tool_results" | "thinking" | "summary";
@@ -138,6 +160,8 @@ export interface AgentOptions {
   model: ResolvedModel;
   tools: ClientTool[];
   history: ModelMessage[];
+  /** The client's own system prompt (v0.2 `system` history messages), after the environment instructions. */
+  systemPrompt?: string[];
   projectContext: string[];
   /** Environment instructions, added after the base instructions. */
   instructions?: string;

@@ -28,14 +28,21 @@ export function storePersistence(
   return {
     resolveEnvironment: (tenantId, environmentId) =>
       observe("resolve_environment", async () => {
-        const env = environmentId === "" ? await store.getDefaultEnvironment(tenantId) : await store.getEnvironment(tenantId, environmentId);
-        return env ? toSessionEnvironment(env) : undefined;
+        if (environmentId !== "") {
+          const env = await store.getEnvironment(tenantId, environmentId);
+          return env && toSessionEnvironment(env);
+        }
+        const env = await store.findDefaultEnvironment(tenantId);
+        return env ? toSessionEnvironment(env) : { id: "", permissionRules: [] };
       }),
     createSession: (s) =>
       observe("create_session", async () => {
+        // Created only now that the start is accepted. Should another default appear meanwhile
+        // (REST), the session is stored under it; its rules apply from the next session on.
+        const environmentId = s.environmentId === "" ? (await store.getDefaultEnvironment(s.tenantId)).id : s.environmentId;
         await store.createSession(s.tenantId, {
           id: s.id,
-          environmentId: s.environmentId,
+          environmentId,
           model: s.model,
           ...(nodeId ? { nodeId } : {}),
           ...(s.hostId ? { hostId: s.hostId } : {}),

@@ -8,3 +8,4 @@ export { OpenAIChatModel } from "./openai-chat/model.ts";
 export { OpenAIResponsesModel } from "./openai-responses/model.ts";
 export type { OpenAIModelOptions } from "./openai-client.ts";
 export { missingResultText } from "./tool-pairing.ts";
+export { providerToolNames, withProviderToolNames, PROVIDER_TOOL_NAME, type ToolNameMap } from "./tool-names.ts";

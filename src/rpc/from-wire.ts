@@ -1,19 +1,14 @@
-import type { JsonObject as PbJsonObject } from "@bufbuild/protobuf";
 import type { ClientTool, ContextBlock, ToolCategory } from "../agent/index.ts";
 import { RozError } from "../errors/index.ts";
-import type { JsonObject, ModelMessage, ModelPart } from "../models/index.ts";
 import type { SessionCommand } from "../session/index.ts";
+import { historyFromWire } from "./history-from-wire.ts";
+import { json } from "./struct.ts";
 import {
-  type ContentPart,
-  type ConversationMessage,
   type SessionRequest,
   ToolCategoryHint,
   type ToolSchema,
   type UserMessage,
 } from "../gen/roz/v1/agent_pb.js";
-
-/** Tool names providers accept (OpenAI: `^[a-zA-Z0-9_-]{1,64}$`). */
-const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 const bad = (message: string): never => {
   throw new RozError("invalid_argument", message);
@@ -25,58 +20,31 @@ const categories: Record<number, ToolCategory> = {
   [ToolCategoryHint.TOOL_CATEGORY_PURE]: "pure",
 };
 
-/** A protobuf `Struct` decodes to a JSON object; absent means `{}`. */
-const json = (value: PbJsonObject | undefined): JsonObject => (value ?? {}) as JsonObject;
 
+/**
+ * Decodes a tool list. Any name is accepted (names a provider refuses are mapped for it in
+ * `src/models`), and a name listed twice is kept once: the last one wins, as in v0.2.
+ * Only a schema that does not describe an object is refused.
+ */
 export function toolsFromWire(tools: ToolSchema[], field: string): ClientTool[] {
-  const seen = new Set<string>();
-  return tools.map((tool, i) => {
-    if (!TOOL_NAME.test(tool.name)) bad(`${field}[${i}].name "${tool.name}" must match ${TOOL_NAME.source}`);
-    if (seen.has(tool.name)) bad(`${field}[${i}].name "${tool.name}" is listed twice`);
-    seen.add(tool.name);
-    const schema = json(tool.parametersSchema);
-    if (schema["type"] !== undefined && schema["type"] !== "object") bad(`${field}[${i}].parameters_schema must describe an object`);
-    return {
-      name: tool.name,
-      description: tool.description,
-      parametersSchema: Object.keys(schema).length === 0 ? { type: "object", properties: {} } : schema,
-      timeoutMs: tool.timeoutMs,
-      category: categories[tool.category] ?? "unspecified",
-    };
+  const byName = new Map<string, ClientTool>();
+  tools.forEach((tool, i) => {
+    byName.delete(tool.name);
+    byName.set(tool.name, toolFromWire(tool, `${field}[${i}]`));
   });
+  return [...byName.values()];
 }
 
-function partFromWire(part: ContentPart, where: string): ModelPart {
-  const p = part.part;
-  switch (p.case) {
-    case "text":
-      return { type: "text", text: p.value.text };
-    case "toolUse":
-      return { type: "tool_use", id: p.value.id, name: p.value.name, input: json(p.value.input) };
-    case "toolResult":
-      return {
-        type: "tool_result",
-        toolUseId: p.value.toolUseId,
-        name: p.value.name,
-        content: p.value.content,
-        isError: p.value.isError,
-      };
-    case "thinking":
-      return { type: "thinking", thinking: p.value.thinking, ...(p.value.signature ? { signature: p.value.signature } : {}) };
-    case "image":
-      return { type: "image", mediaType: p.value.mediaType, data: p.value.data };
-    case undefined:
-      return bad(`${where} has no content`);
-  }
-}
-
-/** Restores `StartSession.history`; every ContentPart kind is kept. */
-export function historyFromWire(history: ConversationMessage[]): ModelMessage[] {
-  return history.map((message, i) => {
-    const role = message.role.toLowerCase();
-    if (role !== "user" && role !== "assistant") bad(`history[${i}].role must be "user" or "assistant", got "${message.role}"`);
-    return { role: role as "user" | "assistant", parts: message.parts.map((part, j) => partFromWire(part, `history[${i}].parts[${j}]`)) };
-  });
+function toolFromWire(tool: ToolSchema, where: string): ClientTool {
+  const schema = json(tool.parametersSchema);
+  if (schema["type"] !== undefined && schema["type"] !== "object") bad(`${where}.parameters_schema must describe an object`);
+  return {
+    name: tool.name,
+    description: tool.description,
+    parametersSchema: Object.keys(schema).length === 0 ? { type: "object", properties: {} } : schema,
+    timeoutMs: tool.timeoutMs,
+    category: categories[tool.category] ?? "unspecified",
+  };
 }
 
 function contextFromWire(message: UserMessage): ContextBlock[] {
@@ -99,13 +67,16 @@ export function commandFromWire(request: SessionRequest): SessionCommand {
   switch (r.case) {
     case "start": {
       const s = r.value;
+      const history = historyFromWire(s.history);
       return {
         type: "start",
         environmentId: s.environmentId,
         ...(s.hostId ? { hostId: s.hostId } : {}),
         ...(s.model ? { model: s.model } : {}),
         tools: toolsFromWire(s.tools, "start.tools"),
-        history: historyFromWire(s.history),
+        history: history.messages,
+        systemPrompt: history.system,
+        skipped: history.skipped,
         projectContext: s.projectContext,
         ...(s.maxContextTokens ? { maxContextTokens: s.maxContextTokens } : {}),
       };

@@ -24,14 +24,12 @@ const commandTypes: Partial<Record<NonNullable<SessionRequest["request"]["case"]
 };
 
 /**
- * The in-band error of a failed authentication (§1): `unauthenticated` for missing, wrong or
- * insufficient credentials; a failure of the server itself (store down) as what it is.
+ * The in-band error of a failed authentication (§1, §8): `unauthenticated` for missing or wrong
+ * credentials, `permission_denied` for a key without the scope, a failure of the server
+ * itself (store down) as what it is.
  */
 function authError(error: RozError): SessionResponse {
-  const wire = error.code === "unauthenticated" || error.code === "permission_denied"
-    ? { code: "unauthenticated" as const, message: error.message, retryable: false }
-    : sessionErrorOf(error);
-  return responseToWire({ seq: 0, event: { type: "session_error", ...wire } });
+  return responseToWire({ seq: 0, event: { type: "session_error", ...sessionErrorOf(error) } });
 }
 
 /** Lets the transport report a reset that happened together with the request EOF. */

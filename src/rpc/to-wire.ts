@@ -61,7 +61,24 @@ function responseOf(event: SessionEvent): ResponseCase {
           state: event.state,
           detail: event.detail,
           ...(event.progress !== undefined ? { progress: event.progress } : {}),
+          ...(event.approval !== undefined
+            ? {
+                approval: {
+                  $typeName: "roz.v1.ApprovalRequest",
+                  toolCallId: event.approval.toolCallId,
+                  toolName: event.approval.toolName,
+                  parameters: event.approval.parameters as PbJsonObject,
+                  reason: event.approval.reason,
+                  timeoutMs: u32(event.approval.timeoutMs),
+                },
+              }
+            : {}),
         },
+      };
+    case "tool_denied":
+      return {
+        case: "toolDenied",
+        value: { $typeName: "roz.v1.ToolDenied", toolCallId: event.toolCallId, toolName: event.toolName, reason: event.reason, detail: event.detail },
       };
     case "context_compacted":
       return {

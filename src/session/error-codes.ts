@@ -7,6 +7,7 @@ import type { SessionErrorCode } from "./types.ts";
  */
 const retryableByCode: Record<SessionErrorCode, boolean | undefined> = {
   unauthenticated: false,
+  permission_denied: false,
   invalid_argument: false,
   not_found: false,
   model_unavailable: false,

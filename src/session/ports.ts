@@ -24,8 +24,12 @@ export interface SessionEnvironment {
 export type SessionStatus = "active" | "detached" | "completed" | "cancelled" | "error";
 
 export interface SessionPersistence {
-  /** Undefined when unknown or another tenant's. Empty id: the tenant's default environment. */
+  /**
+   * Undefined when unknown or another tenant's. Empty id: the tenant's default environment,
+   * or, while it does not exist yet, one with id `""` and no rules. Never creates anything.
+   */
   resolveEnvironment(tenantId: string, environmentId: string): Promise<SessionEnvironment | undefined>;
+  /** Stores a started session; environment id `""` creates the tenant's default environment first. */
   createSession(session: { id: string; tenantId: string; environmentId: string; model: string; hostId?: string }): Promise<void>;
   /** Writes the turn, its tool calls, usage totals and the events since the last flush atomically. */
   appendTurn(tenantId: string, sessionId: string, record: TurnRecord, events: SequencedEvent[]): Promise<void>;

@@ -53,8 +53,7 @@ export class SessionStream {
     switch (command.type) {
       case "user_message": {
         if (session.turnRunning) return this.#error("turn_in_progress", "a turn is already running; wait for turn_complete or cancel it");
-        const mode = toAgentMode(command.aiMode);
-        if (!mode) return this.#error("invalid_argument", `unknown ai_mode "${command.aiMode}": use react or ooda_re_act`);
+        const mode = toAgentMode(command.aiMode) ?? this.#unknownMode(session, command.aiMode);
         session.startTurn({
           messageId: command.messageId || randomUUID(),
           content: command.content,
@@ -134,6 +133,7 @@ export class SessionStream {
         model,
         tools: command.tools,
         history: command.history,
+        systemPrompt: command.systemPrompt,
         projectContext: command.projectContext,
         ...(environment.instructions ? { instructions: environment.instructions } : {}),
         maxContextTokens: command.maxContextTokens ?? model.contextWindow ?? this.#deps.defaultMaxContextTokens,
@@ -146,6 +146,7 @@ export class SessionStream {
       this.#registry.add(session);
       session.attach((item) => this.#queue.push({ kind: "event", item }), () => this.#endedElsewhere(session));
       session.emit({ type: "session_started", sessionId: id, model: model.name, permissions: agent.permissions });
+      if (command.skipped.length > 0) this.#error("invalid_argument", skippedHistoryMessage(command.skipped));
       // The transport broke while the session was being created: it detaches like any other.
       if (this.#closed) this.transportBroken();
     } catch (err) {
@@ -153,6 +154,12 @@ export class SessionStream {
       if (error.reason === "internal") this.#deps.log.error({ err }, "session start failed");
       await this.fail(error);
     }
+  }
+
+  /** §2: an `ai_mode` this server does not know runs as `react`, as in v0.2; operators see it in the log. */
+  #unknownMode(session: Session, aiMode: string | undefined): "react" {
+    this.#deps.log.warn({ sessionId: session.id, aiMode }, "unknown ai_mode: running the turn as react");
+    return "react";
   }
 
   /**
@@ -261,4 +268,14 @@ export class SessionStream {
     if (this.#session) this.#session.emit(event);
     else this.#queue.push({ kind: "event", item: { seq: 0, event } });
   }
+}
+
+/** How many skipped entries the one `SessionError` names before it only counts the rest. */
+const SKIPPED_NAMED = 10;
+
+/** §1: the one non-fatal error after `SessionStarted` that says what of `history` was left out. */
+function skippedHistoryMessage(skipped: readonly string[]): string {
+  const named = skipped.slice(0, SKIPPED_NAMED).join(", ");
+  const more = skipped.length > SKIPPED_NAMED ? ` and ${skipped.length - SKIPPED_NAMED} more` : "";
+  return `start.history: skipped ${named}${more} (kept: user and assistant messages; system messages join the system prompt)`;
 }

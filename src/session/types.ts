@@ -19,6 +19,10 @@ export interface StartCommand {
   model?: string;
   tools: ClientTool[];
   history: ModelMessage[];
+  /** The text of `system` messages in `history`: it joins the system prompt. */
+  systemPrompt: string[];
+  /** History messages and parts that were left out (told to the client after SessionStarted). */
+  skipped: string[];
   projectContext: string[];
   maxContextTokens?: number;
 }
@@ -30,7 +34,7 @@ export type SessionCommand =
       messageId?: string;
       content: string;
       context: ContextBlock[];
-      /** The raw `ai_mode`; validated by the session. */
+      /** The raw `ai_mode`; an unknown one runs as `react`. */
       aiMode?: string;
       tools?: ClientTool[];
       systemContext?: string;
@@ -48,6 +52,7 @@ export type SessionCommand =
 /** The in-band error codes of session-behaviour.md §8. */
 export type SessionErrorCode =
   | "unauthenticated"
+  | "permission_denied"
   | "invalid_argument"
   | "not_found"
   | "model_unavailable"

@@ -78,6 +78,8 @@ export interface EnvironmentStore {
    * is taken) on first use. Concurrent calls, from any number of nodes, return the same one.
    */
   getDefaultEnvironment(tenantId: string): Promise<Environment>;
+  /** The tenant's default environment if it exists; never creates one (a refused session start must create nothing). */
+  findDefaultEnvironment(tenantId: string): Promise<Environment | undefined>;
 }
 
 export interface SessionStore {

@@ -35,8 +35,8 @@ describe("sessions on the fake provider", () => {
       { name: "a malformed environment_id", start: { environmentId: "not-a-uuid" }, code: "invalid_argument", status: GRPC.INVALID_ARGUMENT },
       { name: "an unknown environment UUID", start: { environmentId: randomUUID() }, code: "not_found", status: GRPC.NOT_FOUND },
       {
-        name: "a history message with an unknown role",
-        start: { history: [{ role: "narrator", parts: [{ part: { case: "text" as const, value: { text: "once upon a time" } } }] }] },
+        name: "a tool whose parameters_schema is not an object schema",
+        start: { tools: [tool("probe", { parameters: { type: "string" } })] },
         code: "invalid_argument",
         status: GRPC.INVALID_ARGUMENT,
       },
@@ -219,12 +219,14 @@ describe("sessions on the fake provider", () => {
     expect(turnCompleteOf(turn).stopReason).toBe("end_turn");
   });
 
-  it("an unknown ai_mode is refused with invalid_argument and starts no turn (grpc-js)", async () => {
+  it("an unknown ai_mode runs the turn as react, with no error (grpc-js)", async () => {
     const { client } = await fx.start("grpc-js");
+    fx.fake.plan({ text: "still a turn" });
     client.send(rq.user("hi", { aiMode: "chaos" }));
-    expect(await nextOf(client, "error")).toMatchObject({ code: "invalid_argument", retryable: false });
-    expect(valuesOf(await barrier(client), "turnComplete")).toEqual([]);
-    expect(fx.requests()).toEqual([]);
+    const turn = await readTurn(client);
+    expect(valuesOf(turn, "error")).toEqual([]);
+    expect(turnCompleteOf(turn).stopReason).toBe("end_turn");
+    expect(fx.requests()).toHaveLength(1);
   });
 
   it("ActivityUpdate follows the turn: thinking, calling_tool{name}, thinking, idle — no change dropped (grpc-js)", async () => {

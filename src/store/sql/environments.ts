@@ -119,6 +119,10 @@ export function environmentRepo({ db, now }: StoreContext): EnvironmentStore {
       return (await db.run("DELETE FROM environments WHERE tenant_id = ? AND id = ?", [tenantId, id])) > 0;
     },
 
+    findDefaultEnvironment(tenantId) {
+      return findDefault(db, tenantId);
+    },
+
     async getDefaultEnvironment(tenantId) {
       const existing = await findDefault(db, tenantId);
       if (existing !== undefined) return existing;

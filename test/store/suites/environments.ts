@@ -64,6 +64,14 @@ export function environmentSuite(ctx: SuiteContext): void {
       expect(await ctx.store().getEnvironment(tenant.id, env.id)).toEqual(env);
     });
 
+    it("findDefaultEnvironment only finds: nothing is created until getDefaultEnvironment", async () => {
+      const tenant = await ctx.tenant();
+      expect(await ctx.store().findDefaultEnvironment(tenant.id)).toBeUndefined();
+      expect((await ctx.store().listEnvironments(tenant.id)).items).toEqual([]);
+      const def = await ctx.store().getDefaultEnvironment(tenant.id);
+      expect(await ctx.store().findDefaultEnvironment(tenant.id)).toEqual(def);
+    });
+
     it("the default environment is created once, also under concurrent calls", async () => {
       const tenant = await ctx.tenant();
       const envs = await Promise.all(Array.from({ length: 12 }, () => ctx.store().getDefaultEnvironment(tenant.id)));

@@ -7,6 +7,14 @@
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
+/** OpenAI's rule for function names (tools and calls in history), with its wording. */
+function nameProblem(name: unknown, where: string): string | undefined {
+  if (typeof name !== "string") return `Invalid '${where}': expected a string.`;
+  if (name.length > 64) return `Invalid '${where}': string too long. Expected a string with maximum length 64, but got a string with length ${name.length} instead.`;
+  if (!/^[a-zA-Z0-9_-]+$/.test(name)) return `Invalid '${where}': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.`;
+  return undefined;
+}
+
 /** An error message for an invalid Chat Completions request, or undefined. */
 export function chatRequestProblem(body: Obj): string | undefined {
   if (typeof body.model !== "string" || body.model === "") return "you must provide a model parameter";
@@ -14,10 +22,12 @@ export function chatRequestProblem(body: Obj): string | undefined {
   if (!Array.isArray(body.messages) || body.messages.length === 0) return "'messages' must be a non-empty array";
   if (body.tools !== undefined) {
     if (!Array.isArray(body.tools) || body.tools.length === 0) return "[] is too short - 'tools'";
-    for (const tool of body.tools) {
+    for (const [i, tool] of (body.tools as unknown[]).entries()) {
       if (!isObj(tool) || tool.type !== "function" || !isObj(tool.function) || typeof tool.function.name !== "string") {
         return "each tool must be {type: 'function', function: {name, parameters}}";
       }
+      const problem = nameProblem(tool.function.name, `tools[${i}].function.name`);
+      if (problem) return problem;
     }
   }
   let open: Set<string> | undefined; // tool_call ids still waiting for their tool message
@@ -37,8 +47,10 @@ export function chatRequestProblem(body: Obj): string | undefined {
     if (!["system", "developer", "user", "assistant"].includes(m.role as string)) return `messages[${i}].role is invalid`;
     if (m.role === "assistant" && Array.isArray(m.tool_calls)) {
       open = new Set(m.tool_calls.map((c: Obj) => c.id as string));
-      for (const call of m.tool_calls as Obj[]) {
+      for (const [j, call] of (m.tool_calls as Obj[]).entries()) {
         if (typeof (call.function as Obj | undefined)?.arguments !== "string") return `messages[${i}].tool_calls arguments must be a string`;
+        const problem = nameProblem((call.function as Obj).name, `messages[${i}].tool_calls[${j}].function.name`);
+        if (problem) return problem;
       }
     } else if (m.role === "user" && Array.isArray(m.content)) {
       for (const part of m.content as Obj[]) {
@@ -62,6 +74,10 @@ export function responsesRequestProblem(body: Obj): string | undefined {
   if (typeof body.model !== "string" || body.model === "") return "Missing required parameter: 'model'.";
   if (body.stream !== true) return "fake-openai only serves stream: true";
   if (!Array.isArray(body.input)) return "fake-openai expects 'input' as a list of items";
+  for (const [i, tool] of (Array.isArray(body.tools) ? (body.tools as unknown[]) : []).entries()) {
+    const problem = isObj(tool) && tool.type === "function" ? nameProblem(tool.name, `tools[${i}].name`) : undefined;
+    if (problem) return problem;
+  }
   const calls = new Set<string>();
   const answered = new Set<string>();
   for (const [i, item] of (body.input as unknown[]).entries()) {
@@ -71,6 +87,8 @@ export function responsesRequestProblem(body: Obj): string | undefined {
       if (typeof item.call_id !== "string" || typeof item.name !== "string" || typeof item.arguments !== "string") {
         return `input[${i}]: a function_call needs call_id, name and arguments (a string)`;
       }
+      const problem = nameProblem(item.name, `input[${i}].name`);
+      if (problem) return problem;
       calls.add(item.call_id);
     } else if (type === "function_call_output") {
       if (typeof item.call_id !== "string" || !calls.has(item.call_id)) {
