@@ -47,6 +47,8 @@ export async function* sseJson<T>(response: Response, controller: AbortControlle
       buffer = normalizeLineEnds(buffer + decoder.decode(bytes, { stream: true }));
       let start = 0;
       for (let end = buffer.indexOf("\n\n"); end !== -1; end = buffer.indexOf("\n\n", start)) {
+        // Events already buffered when the caller aborted are not its any more.
+        if (signal.aborted) return;
         const message = parseBlock(buffer.slice(start, end));
         start = end + 2;
         if (message === undefined) continue;
