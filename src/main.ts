@@ -2,11 +2,13 @@
  * The `roz` command: runs the server, or a sub-command (`roz keys create …`).
  * Configuration comes from the environment (see `--help`).
  */
-import { helpText, loadConfig } from "./app/config.ts";
+import { helpText, loadConfig, unknownVariableWarnings } from "./app/config.ts";
 import { RozError } from "./errors/index.ts";
 import { KEYS_USAGE, runKeysCommand } from "./cli/index.ts";
 
 async function main(argv: string[]): Promise<number> {
+  // Before anything can fail: a mistyped variable is often why it does.
+  for (const warning of unknownVariableWarnings(process.env)) console.error(`roz: warning: ${warning}`);
   if (argv[0] === "keys") {
     if (argv.includes("--help") || argv.includes("-h")) {
       console.log(KEYS_USAGE);
