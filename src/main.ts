@@ -4,7 +4,7 @@
  */
 import { helpText, loadConfig, unknownVariableWarnings } from "./app/config.ts";
 import { RozError } from "./errors/index.ts";
-import { KEYS_USAGE, runKeysCommand } from "./cli/index.ts";
+import { KEYS_USAGE, runHealthcheck, runKeysCommand } from "./cli/index.ts";
 
 async function main(argv: string[]): Promise<number> {
   // Before anything can fail: a mistyped variable is often why it does.
@@ -15,6 +15,9 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     return runKeysCommand(argv.slice(1), loadConfig(), { out: (text) => console.log(text), err: (text) => console.error(text) });
+  }
+  if (argv[0] === "healthcheck" && argv.length === 1) {
+    return runHealthcheck(loadConfig(), { out: (text) => console.log(text), err: (text) => console.error(text) });
   }
   if (argv.includes("--help") || argv.includes("-h")) {
     console.log(helpText());

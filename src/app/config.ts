@@ -194,6 +194,7 @@ export function helpText(): string {
     "",
     "usage: roz [--help]                      run the server",
     "       roz keys create --tenant NAME [--scopes s1,s2] [--name LABEL]",
+    "       roz healthcheck                   exit 0 when the server of this configuration answers /healthz",
     "",
     "configuration (environment variables):",
     ...rows.map((r) => `  ${r.env.padEnd(width)}  ${r.description} (default: ${r.defaultText})`),
