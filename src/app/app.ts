@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import type { Http2ServerRequest } from "node:http2";
 import type { IncomingMessage } from "node:http";
 import { randomUUID } from "node:crypto";
@@ -32,7 +31,7 @@ import { loggerOptions } from "./logger.ts";
 import { OnePortServer } from "./one-port.ts";
 import { parsePermissionRules } from "./permission-rules.ts";
 import { registerRestErrors } from "./rest-errors.ts";
-import { listenFailure, storeOpenFailure } from "./startup-errors.ts";
+import { listenFailure, readSettingFile, storeOpenFailure } from "./startup-errors.ts";
 import { SERVER_VERSION } from "./version.ts";
 
 /** Parts a test or benchmark may swap; everything else is built from `Config`. */
@@ -77,7 +76,10 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     defaultToolTimeoutMs: config.defaultToolTimeoutMs,
     toolResultMaxTokens: config.toolResultMaxTokens,
   };
-  const tls = config.tlsCert && config.tlsKey ? { cert: readFileSync(config.tlsCert), key: readFileSync(config.tlsKey) } : undefined;
+  const tls =
+    config.tlsCert && config.tlsKey
+      ? { cert: readSettingFile("ROZ_TLS_CERT", config.tlsCert), key: readSettingFile("ROZ_TLS_KEY", config.tlsKey) }
+      : undefined;
 
   let onePort: OnePortServer | undefined;
   const app = fastify({

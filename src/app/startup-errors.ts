@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { RozError } from "../errors/index.ts";
 import type { Config } from "./config.ts";
 
@@ -33,6 +34,15 @@ export function listenFailure(err: unknown, config: Config): RozError {
           ? `ROZ_HOST: ${config.host} is not an address of this machine`
           : `ROZ_HOST/ROZ_PORT: cannot listen on ${where}: ${causeOf(err)}`;
   return new RozError("startup_failed", message, { cause: err });
+}
+
+/** Reads the file a setting names (a TLS certificate or key); failing, one line naming the setting. */
+export function readSettingFile(variable: string, path: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (err) {
+    throw new RozError("startup_failed", `${variable}: cannot read "${path}": ${causeOf(err)}`, { cause: err });
+  }
 }
 
 /** `host:port/database` of a PostgreSQL URL, without user or password. */

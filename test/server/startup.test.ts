@@ -72,6 +72,20 @@ describe.concurrent("startup failures: one line naming the cause, exit code 2", 
     expect(line).toMatch(new RegExp(`^roz: ROZ_DATA_DIR: cannot write the embedded database in "${dataDir}": ENOTDIR`));
   });
 
+  it("ROZ_HOST is not an address of this machine", async () => {
+    // 192.0.2.1 is TEST-NET-1 (documentation only): never a local address.
+    expect(await failedStart({ ROZ_HOST: "192.0.2.1", ROZ_AUTH: "disabled" })).toBe("roz: ROZ_HOST: 192.0.2.1 is not an address of this machine");
+  });
+
+  it("a TLS file cannot be read", async ({ onTestFinished }) => {
+    const dir = await mkdtemp(join(tmpdir(), "roz-startup-"));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
+    const missing = join(dir, "cert.pem");
+    expect(await failedStart({ ROZ_TLS_CERT: missing, ROZ_TLS_KEY: missing })).toBe(
+      `roz: ROZ_TLS_CERT: cannot read "${missing}": ENOENT: no such file or directory, open '${missing}'`,
+    );
+  });
+
   it("NATS_URL is set: the NATS bus is not available in this version", async () => {
     expect(await failedStart({ NATS_URL: "nats://127.0.0.1:4222" })).toBe(
       "roz: NATS_URL: the NATS event bus is not available in this version of roz (it runs on the in-memory bus); unset NATS_URL",
