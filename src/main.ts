@@ -6,6 +6,9 @@ import { helpText, loadConfig, unknownVariableWarnings } from "./app/config.ts";
 import { RozError } from "./errors/index.ts";
 import { KEYS_USAGE, runHealthcheck, runKeysCommand } from "./cli/index.ts";
 
+/** Sub-commands print results on stdout and hints on stderr. */
+const io = { out: (text: string) => console.log(text), err: (text: string) => console.error(text) };
+
 async function main(argv: string[]): Promise<number> {
   // Before anything can fail: a mistyped variable is often why it does.
   for (const warning of unknownVariableWarnings(process.env)) console.error(`roz: warning: ${warning}`);
@@ -14,10 +17,10 @@ async function main(argv: string[]): Promise<number> {
       console.log(KEYS_USAGE);
       return 0;
     }
-    return runKeysCommand(argv.slice(1), loadConfig(), { out: (text) => console.log(text), err: (text) => console.error(text) });
+    return runKeysCommand(argv.slice(1), loadConfig(), io);
   }
   if (argv[0] === "healthcheck" && argv.length === 1) {
-    return runHealthcheck(loadConfig(), { out: (text) => console.log(text), err: (text) => console.error(text) });
+    return runHealthcheck(loadConfig(), io);
   }
   if (argv.includes("--help") || argv.includes("-h")) {
     console.log(helpText());
