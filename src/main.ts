@@ -2,17 +2,25 @@
  * The `roz` command: runs the server, or a sub-command (`roz keys create …`).
  * Configuration comes from the environment (see `--help`).
  */
-import { helpText, loadConfig } from "./app/config.ts";
+import { helpText, loadConfig, unknownVariableWarnings } from "./app/config.ts";
 import { RozError } from "./errors/index.ts";
-import { KEYS_USAGE, runKeysCommand } from "./cli/index.ts";
+import { KEYS_USAGE, runHealthcheck, runKeysCommand } from "./cli/index.ts";
+
+/** Sub-commands print results on stdout and hints on stderr. */
+const io = { out: (text: string) => console.log(text), err: (text: string) => console.error(text) };
 
 async function main(argv: string[]): Promise<number> {
+  // Before anything can fail: a mistyped variable is often why it does.
+  for (const warning of unknownVariableWarnings(process.env)) console.error(`roz: warning: ${warning}`);
   if (argv[0] === "keys") {
     if (argv.includes("--help") || argv.includes("-h")) {
       console.log(KEYS_USAGE);
       return 0;
     }
-    return runKeysCommand(argv.slice(1), loadConfig(), { out: (text) => console.log(text), err: (text) => console.error(text) });
+    return runKeysCommand(argv.slice(1), loadConfig(), io);
+  }
+  if (argv[0] === "healthcheck" && argv.length === 1) {
+    return runHealthcheck(loadConfig(), io);
   }
   if (argv.includes("--help") || argv.includes("-h")) {
     console.log(helpText());

@@ -1,52 +1,89 @@
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join, relative, resolve } from "node:path";
+// The DESIGN.md layer arrows, checked by dependency-cruiser (`npm run lint:layers`, also in
+// CI): the real tree has no violation, and the rules catch imports DESIGN.md forbids.
+import { execFile } from "node:child_process";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
+import { repoRoot } from "./support/server.ts";
 
-/**
- * The layer arrows of DESIGN.md, checked on every relative import: a layer may import
- * itself and the layers listed for it. `errors` and `gen` are shared leaves.
- */
-const allowed: Record<string, string[]> = {
-  routes: ["app", "errors", "session", "store", "models", "agent", "gen", "auth", "rpc"],
-  app: ["rpc", "session", "agent", "models", "store", "bus", "teams", "errors", "gen", "routes", "auth", "cli"],
-  cli: ["app", "auth", "store", "errors"],
-  auth: ["store", "errors", "session"],
-  rpc: ["session", "agent", "models", "errors", "gen", "teams"],
-  session: ["agent", "models", "errors"],
-  agent: ["models", "errors"],
-  models: ["errors"],
-  teams: ["agent", "models", "store", "bus", "errors"],
-  store: ["agent", "models", "errors"],
-  bus: ["errors"],
-  errors: [],
-  gen: [],
-};
+const run = promisify(execFile);
+const depcruise = join(repoRoot, "node_modules", ".bin", "depcruise");
+const config = join(repoRoot, ".dependency-cruiser.cjs");
 
-const root = resolve(import.meta.dirname, "..");
-const layerOf = (file: string): string => {
-  const rel = relative(root, file).split("/");
-  return rel[0] === "src" ? (rel[1] ?? "") : (rel[0] ?? "");
-};
-
-function* sources(dir: string): Generator<string> {
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) yield* sources(path);
-    else if (/\.(ts|js)$/.test(name) && !name.endsWith(".d.ts")) yield path;
-  }
+interface Violation {
+  from: string;
+  to: string;
 }
 
-describe("layers", () => {
-  it("every relative import follows the DESIGN.md arrows", () => {
-    const violations: string[] = [];
-    for (const file of [...sources(join(root, "src")), ...sources(join(root, "routes"))]) {
-      const from = layerOf(file);
-      if (from === "gen" || from === "main.ts") continue;
-      for (const m of readFileSync(file, "utf8").matchAll(/(?:from|import)\s*\(?\s*"(\.[^"]+)"/g)) {
-        const to = layerOf(resolve(file, "..", m[1] as string));
-        if (to !== from && !(allowed[from] ?? []).includes(to)) violations.push(`${relative(root, file)} → ${m[1]}`);
-      }
+/** Runs depcruise with the project's rules in `cwd` and returns the violations (from → to). */
+async function violations(cwd: string, paths: string[]): Promise<Violation[]> {
+  const result = await run(depcruise, ["--config", config, "--output-type", "json", ...paths], { cwd, maxBuffer: 64 * 1024 * 1024 }).catch(
+    // depcruise exits non-zero when it finds violations; the report is still on stdout.
+    (err: { stdout?: string }) => ({ stdout: err.stdout ?? "" }),
+  );
+  const report = JSON.parse(result.stdout) as { summary: { violations: Violation[] } };
+  return report.summary.violations.map(({ from, to }) => ({ from, to }));
+}
+
+describe("layers (dependency-cruiser)", () => {
+  it("src/ and routes/ follow the DESIGN.md arrows", async () => {
+    expect(await violations(repoRoot, ["src", "routes"])).toEqual([]);
+  });
+
+  it("refuses the imports DESIGN.md forbids and accepts the ones it draws", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "roz-layers-"));
+    try {
+      // One file per import, named after what it does: `<from>/<to>.ts` imports `<to>`.
+      const imports: Record<string, string> = {
+        "src/store/agent.ts": "../agent/index.ts", // the store must not import the agent to know what a turn is
+        "src/store/models.ts": "../models/index.ts",
+        "src/store/domain.ts": "../domain/index.ts",
+        "src/session/rpc.ts": "../rpc/index.ts", // upwards
+        "src/session/agent.ts": "../agent/index.ts",
+        "src/agent/gen.ts": "../gen/agent_pb.js", // no protobuf type below src/rpc
+        "src/agent/models.ts": "../models/index.ts",
+        "src/agent/session.ts": "../session/index.ts",
+        "src/models/agent.ts": "../agent/index.ts",
+        "src/teams/agent.ts": "../agent/index.ts", // the agent may use teams, not the other way round
+        "src/teams/bus.ts": "../bus/index.ts",
+        "src/domain/models.ts": "../models/index.ts", // the shared records are a leaf
+        "src/rpc/session.ts": "../session/index.ts",
+        "src/rpc/gen.ts": "../gen/agent_pb.js",
+        "src/app/routes.ts": "../../routes/health.ts",
+        "routes/app.ts": "../src/app/index.ts",
+        "routes/agent.ts": "../src/agent/index.ts",
+        "web/gen.ts": "../src/gen/agent_pb.js", // the console only uses generated code
+        "web/session.ts": "../src/session/index.ts",
+      };
+      const targets = ["src/agent/index.ts", "src/models/index.ts", "src/domain/index.ts", "src/rpc/index.ts", "src/session/index.ts", "src/bus/index.ts", "src/app/index.ts", "routes/health.ts"];
+      for (const target of targets) await writeAt(dir, target, "export const x = 1;\n");
+      await writeAt(dir, "src/gen/agent_pb.js", "export const x = 1;\n");
+      for (const [file, target] of Object.entries(imports)) await writeAt(dir, file, `import { x } from "${target}";\nexport const y = x;\n`);
+      await writeFile(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions: { allowJs: true, allowImportingTsExtensions: true } }));
+
+      const found = (await violations(dir, ["src", "routes", "web"])).map((v) => v.from).sort();
+      expect(found).toEqual(
+        [
+          "src/store/agent.ts",
+          "src/store/models.ts",
+          "src/session/rpc.ts",
+          "src/agent/gen.ts",
+          "src/agent/session.ts",
+          "src/models/agent.ts",
+          "src/teams/agent.ts",
+          "src/domain/models.ts",
+          "web/session.ts",
+        ].sort(),
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
-    expect(violations).toEqual([]);
   });
 });
+
+async function writeAt(root: string, file: string, text: string): Promise<void> {
+  await mkdir(dirname(join(root, file)), { recursive: true });
+  await writeFile(join(root, file), text);
+}

@@ -2,7 +2,21 @@
  * The agent layer's contract with the session layer. No protobuf or gRPC type appears
  * here: `src/rpc` maps these to the wire.
  */
+import type { AgentMode, ContextBlock, PermissionRule, StopReason, ToolOutcome, TurnRecord } from "../domain/index.ts";
 import type { JsonObject, ModelMessage, ResolvedModel, TokenUsage } from "../models/index.ts";
+
+// Shared records live in src/domain; re-exported here for the layers that import them from the agent.
+export type {
+  AgentMode,
+  ContextBlock,
+  PermissionOutcome,
+  PermissionPolicy,
+  PermissionRule,
+  StopReason,
+  ToolCallRecord,
+  ToolOutcome,
+  TurnRecord,
+} from "../domain/index.ts";
 
 export type ToolCategory = "unspecified" | "physical" | "pure";
 
@@ -15,32 +29,6 @@ export interface ClientTool {
   category: ToolCategory;
 }
 
-export type PermissionPolicy = "allow" | "require_confirmation" | "deny";
-
-/** A rule the server enforces; `toolPattern` is a glob over tool names. First match wins. */
-export interface PermissionRule {
-  toolPattern: string;
-  policy: PermissionPolicy;
-  category?: string;
-  reason?: string;
-}
-
-/** The client's answer to one tool request. */
-export interface ToolOutcome {
-  success: boolean;
-  result: string;
-  exitCode?: number;
-  truncated: boolean;
-  durationMs?: number;
-}
-
-export type AgentMode = "react" | "ooda_re_act";
-
-/** A `UserMessage.context` block: text or binary (images are passed to the model as images). */
-export type ContextBlock =
-  | { label?: string; text: string }
-  | { label?: string; mimeType: string; data: Uint8Array };
-
 export interface TurnInput {
   messageId: string;
   content: string;
@@ -52,20 +40,7 @@ export interface TurnInput {
   systemContext?: string;
 }
 
-export type StopReason = "end_turn" | "max_tokens" | "max_cycles" | "cancelled" | "tool_error_limit" | "error";
-
 export type ActivityState = "thinking" | "calling_tool" | "idle" | "waiting_approval";
-
-/** How a tool call was let through (or not). */
-export type PermissionOutcome =
-  | "allowed"
-  | "approved"
-  | "denied"
-  | "approval_timeout"
-  | "policy_denied"
-  | "cancelled"
-  | "unknown_tool"
-  | "invalid_arguments";
 
 /**
  * Why a call was refused without reaching the client (wire `ToolDenied.reason`): a `deny`
@@ -83,37 +58,6 @@ export interface ApprovalQuestion {
   reason: string;
   /** How long the server waits for the decision before it denies the call. */
   timeoutMs: number;
-}
-
-/** One tool call of a turn, as stored in the transcript (the full result text). */
-export interface ToolCallRecord {
-  id: string;
-  name: string;
-  parameters: JsonObject;
-  permission: PermissionOutcome;
-  /** Absent when no result came (denied, unknown tool, …): see `error`. */
-  outcome?: ToolOutcome;
-  /** What the model was told when there was no client result (timeout, denial, cancel). */
-  error?: string;
-  startedAt: number;
-  endedAt: number;
-}
-
-/** Everything that happened in one turn, handed to persistence once the turn ends. */
-export interface TurnRecord {
-  messageId: string;
-  userContent: string;
-  userContext: ContextBlock[];
-  mode: AgentMode;
-  assistantText: string;
-  assistantThinking: string;
-  toolCalls: ToolCallRecord[];
-  usage: TokenUsage;
-  stopReason: StopReason;
-  error?: { code: "model_error" | "agent_error"; message: string; retryable: boolean };
-  compactions: number;
-  startedAt: number;
-  endedAt: number;
 }
 
 /**

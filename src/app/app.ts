@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import type { Http2ServerRequest } from "node:http2";
 import type { IncomingMessage } from "node:http";
 import { randomUUID } from "node:crypto";
@@ -32,6 +31,7 @@ import { loggerOptions } from "./logger.ts";
 import { OnePortServer } from "./one-port.ts";
 import { parsePermissionRules } from "./permission-rules.ts";
 import { registerRestErrors } from "./rest-errors.ts";
+import { listenFailure, readSettingFile, storeOpenFailure } from "./startup-errors.ts";
 import { SERVER_VERSION } from "./version.ts";
 
 /** Parts a test or benchmark may swap; everything else is built from `Config`. */
@@ -76,7 +76,10 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     defaultToolTimeoutMs: config.defaultToolTimeoutMs,
     toolResultMaxTokens: config.toolResultMaxTokens,
   };
-  const tls = config.tlsCert && config.tlsKey ? { cert: readFileSync(config.tlsCert), key: readFileSync(config.tlsKey) } : undefined;
+  const tls =
+    config.tlsCert && config.tlsKey
+      ? { cert: readSettingFile("ROZ_TLS_CERT", config.tlsCert), key: readSettingFile("ROZ_TLS_KEY", config.tlsKey) }
+      : undefined;
 
   let onePort: OnePortServer | undefined;
   const app = fastify({
@@ -107,6 +110,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       eventRetention: { maxEventsPerSession: config.eventRetention },
       sqliteSynchronous: config.sqliteSynchronous === "full" ? "FULL" : "NORMAL",
       onError: (err) => app.log.error({ err }, "store connection error"),
+    }).catch((err: unknown) => {
+      throw storeOpenFailure(err, config);
     }));
   const closeStore = async (): Promise<void> => {
     if (!overrides.store) await store.close();
@@ -223,7 +228,19 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     registry,
     store,
     async listen() {
-      await app.listen({ host: config.host, port: config.port });
+      await app.ready();
+      // The one-port server is bound here rather than by `app.listen()`: Fastify's own
+      // "Server listening at http://…" lines ignore TLS behind a serverFactory and repeat per
+      // interface; main.ts logs the one correct line.
+      await new Promise<void>((resolve, reject) => {
+        const server = app.server;
+        const onError = (err: Error): void => reject(listenFailure(err, config));
+        server.once("error", onError);
+        server.listen({ host: config.host, port: config.port }, () => {
+          server.off("error", onError);
+          resolve();
+        });
+      });
       const address = app.server.address();
       const port = typeof address === "object" && address ? address.port : config.port;
       const host = config.host.includes(":") ? `[${config.host}]` : config.host;

@@ -1,3 +1,4 @@
+import { closest, distance } from "fastest-levenshtein";
 import { RozError } from "../errors/index.ts";
 
 /** How a setting is parsed; every parser names the variable in its error. */
@@ -45,6 +46,17 @@ const bytes: Parser<number> = (raw, name) => {
   return n;
 };
 
+/** Only PostgreSQL URLs: anything else used to surface as a DNS error (`getaddrinfo ENOTFOUND base`). */
+const postgresUrl: Parser<string | undefined> = (raw, name) => {
+  if (raw === "") return undefined;
+  // The value may hold a password: messages show only its scheme.
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(raw)?.[1];
+  if (scheme === undefined) return fail(name, "expected a postgres:// or postgresql:// URL, got a value without a URL scheme");
+  if (!/^postgres(ql)?$/i.test(scheme)) return fail(name, `expected a postgres:// or postgresql:// URL, got a "${scheme}:" URL`);
+  if (!URL.canParse(raw)) return fail(name, `not a valid URL (expected postgres://user:password@host:port/database)`);
+  return raw;
+};
+
 const setting = <T>(env: string, def: T, parse: Parser<T>, description: string, defaultText?: string): Setting<T> => ({
   env,
   description,
@@ -81,8 +93,8 @@ export const settings = {
   ),
   providersFile: setting("ROZ_PROVIDERS_FILE", undefined, optStr, "JSON/YAML file with more providers and aliases"),
   auth: setting("ROZ_AUTH", "required", oneOf("required", "disabled"), "required or disabled (open with a warning on loopback until a key exists)"),
-  databaseUrl: setting("DATABASE_URL", undefined, optStr, "PostgreSQL instead of the embedded store"),
-  natsUrl: setting("NATS_URL", undefined, optStr, "NATS for the event bus and multi-node routing"),
+  databaseUrl: setting("DATABASE_URL", undefined, postgresUrl, "PostgreSQL instead of the embedded store"),
+  natsUrl: setting("NATS_URL", undefined, optStr, "NATS for the event bus and multi-node routing (not available yet: setting it refuses to start)"),
   corsOrigins: setting("ROZ_CORS_ORIGINS", [] as string[], list, "comma-separated origins allowed for browser clients"),
   maxMessageBytes: setting("ROZ_MAX_MESSAGE_BYTES", 4 * 1024 * 1024, bytes, "largest request message (RPC) and REST body", "4MiB"),
   maxConcurrentStreams: setting("ROZ_MAX_CONCURRENT_STREAMS", 1000, int(1, 1_000_000), "HTTP/2 streams per connection"),
@@ -139,7 +151,38 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if ((config.tlsCert === undefined) !== (config.tlsKey === undefined)) {
     fail(config.tlsCert === undefined ? "ROZ_TLS_CERT" : "ROZ_TLS_KEY", "ROZ_TLS_CERT and ROZ_TLS_KEY must be set together");
   }
+  refuseUnavailableFeatures(config);
   return config;
+}
+
+/**
+ * Settings that are named in DESIGN.md but not built yet: refuse them rather than run
+ * without them. Remove an entry here when its feature lands.
+ */
+function refuseUnavailableFeatures(config: Config): void {
+  if (config.natsUrl !== undefined) {
+    fail("NATS_URL", "the NATS event bus is not available in this version of roz (it runs on the in-memory bus); unset NATS_URL");
+  }
+}
+
+/** `ROZ_*` names that are not server settings but are used around it (clients, the test suite). */
+const knownNonSettings = new Set(["ROZ_KEY", "ROZ_TEST_DATABASE_URL", "ROZ_REQUIRE_POSTGRES", "ROZ_PG_BIN", "ROZ_BENCH_SPEC"]);
+
+/**
+ * One warning per `ROZ_*` variable in `env` that is no setting (a typo would otherwise be
+ * ignored silently), naming the closest setting when one is near enough to be the intent.
+ */
+export function unknownVariableWarnings(env: Record<string, string | undefined> = process.env): string[] {
+  const known = (Object.values(settings) as Setting<unknown>[]).map((s) => s.env).filter((name) => name.startsWith("ROZ_"));
+  return Object.keys(env)
+    .filter((name) => name.startsWith("ROZ_") && !known.includes(name) && !knownNonSettings.has(name))
+    .sort()
+    .map((name) => {
+      const guess = closest(name, known);
+      // Close enough to be a typo: a couple of edits, more for long names.
+      const near = distance(name, guess) <= Math.max(2, Math.floor(name.length / 4));
+      return near ? `unknown variable ${name} (did you mean ${guess}?)` : `unknown variable ${name} is ignored (see roz --help)`;
+    });
 }
 
 /** The `--help` text: every variable with its default. */
@@ -151,6 +194,7 @@ export function helpText(): string {
     "",
     "usage: roz [--help]                      run the server",
     "       roz keys create --tenant NAME [--scopes s1,s2] [--name LABEL]",
+    "       roz healthcheck                   exit 0 when the server of this configuration answers /healthz",
     "",
     "configuration (environment variables):",
     ...rows.map((r) => `  ${r.env.padEnd(width)}  ${r.description} (default: ${r.defaultText})`),

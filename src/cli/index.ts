@@ -1,2 +1,3 @@
 /** Sub-commands of the `roz` binary other than running the server. */
 export { KEYS_USAGE, runKeysCommand, type CliOutput } from "./keys.ts";
+export { runHealthcheck } from "./healthcheck.ts";

@@ -35,6 +35,7 @@ export const reasons = {
   unavailable: { code: "unavailable", retryable: true, message: "service unavailable" },
   shutting_down: { code: "unavailable", retryable: true, message: "server is shutting down" },
   config_invalid: { code: "invalid_argument", retryable: false, message: "invalid configuration" },
+  startup_failed: { code: "unavailable", retryable: true, message: "the server could not start" },
 } as const satisfies Record<string, { code: ErrorCode; retryable: boolean; message: string; http?: number }>;
 
 export type Reason = keyof typeof reasons;

@@ -3,9 +3,11 @@
  * only through `ModelAdapter.stream`; a non-streaming answer is the collected stream.
  */
 
-/** A JSON value as parsed from tool arguments or JSON Schema. */
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
-export type JsonObject = { [key: string]: JsonValue };
+import type { JsonObject, TokenUsage } from "../domain/index.ts";
+
+// Shared records live in src/domain; re-exported here for the layers that import them from models.
+export type { JsonObject, JsonValue, TokenUsage } from "../domain/index.ts";
+export { addUsage, emptyUsage } from "../domain/index.ts";
 
 export type ModelPart =
   | { type: "text"; text: string }
@@ -37,19 +39,6 @@ export interface ModelRequest {
   maxOutputTokens?: number;
   /** Aborting it cancels the HTTP request at once; the stream then throws an AbortError. */
   signal: AbortSignal;
-}
-
-/**
- * Tokens of one or more model calls. `inputTokens` counts the whole prompt, cached tokens
- * included (OpenAI's convention); `cacheReadTokens` is the part of it served from the
- * provider's prompt cache, `cacheCreationTokens` the part written to it (0 where the
- * provider does not report it).
- */
-export interface TokenUsage {
-  inputTokens: number;
-  outputTokens: number;
-  cacheReadTokens: number;
-  cacheCreationTokens: number;
 }
 
 export type FinishReason = "end_turn" | "tool_use" | "max_tokens" | "content_filter";
@@ -104,15 +93,4 @@ export interface ModelCatalog {
   resolve(name: string | undefined): ResolvedModel | undefined;
   /** Providers for logs and `/v1/version`-style listings. */
   providers(): { name: string; api: string; baseURL?: string; models: string[]; aliases: Record<string, string> }[];
-}
-
-export const emptyUsage = (): TokenUsage => ({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreationTokens: 0 });
-
-export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
-  return {
-    inputTokens: a.inputTokens + b.inputTokens,
-    outputTokens: a.outputTokens + b.outputTokens,
-    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
-    cacheCreationTokens: a.cacheCreationTokens + b.cacheCreationTokens,
-  };
 }

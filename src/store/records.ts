@@ -1,8 +1,7 @@
 /**
  * The shapes the store keeps and takes: entities, their inputs, paging. Times are epoch ms.
  */
-import type { PermissionRule, TurnRecord } from "../agent/index.ts";
-import type { JsonObject, TokenUsage } from "../models/index.ts";
+import type { JsonObject, PermissionRule, TokenUsage, TurnRecord } from "../domain/index.ts";
 
 /** A tenant: the owner of keys, environments and sessions; every store call is scoped to one. */
 export interface Tenant {

@@ -10,7 +10,7 @@
  *   cursor that does not decode throws `RozError("invalid_argument", "invalid cursor")`.
  * - Unique-name / duplicate-id clashes throw `RozError("conflict")`.
  */
-import type { TurnRecord } from "../agent/index.ts";
+import type { TurnRecord } from "../domain/index.ts";
 import type {
   ApiKey,
   Environment,

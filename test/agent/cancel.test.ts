@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { call, finish, gate, reply, TestModel, text, toolCalls, usage } from "./support/test-model.ts";
-import { expectValidHistory, makeAgent, start, tool, turn } from "./support/harness.ts";
+import { expectValidHistory, makeAgent, reactionsDone, start, tool, turn } from "./support/harness.ts";
 
 const ok = (result: string) => ({ success: true, result, truncated: false });
 
@@ -32,11 +32,11 @@ describe("cancellation", () => {
   });
 
   it("a tool call already streamed when cancelled gets a synthetic 'cancelled' result", async () => {
-    const model = new TestModel([[text("I'll run it"), call("t1", "run"), { hang: true }]]);
+    const callTaken = gate();
+    const model = new TestModel([[text("I'll run it"), call("t1", "run"), { reached: callTaken.open }, { hang: true }]]);
     const agent = makeAgent(model, { tools: [tool("run")] });
     const run = start(agent, turn("go"));
-    await run.waitFor((e) => e.type === "text_delta");
-    await new Promise((r) => setTimeout(r, 20));
+    await callTaken.promise;
     agent.cancelTurn("stop");
     const done = await run.done;
     expect(run.of("tool_request")).toHaveLength(0);
@@ -103,8 +103,10 @@ describe("cancellation", () => {
     const model = new TestModel([[text("x"), { hang: true }]]);
     const agent = makeAgent(model);
     for await (const e of agent.runTurn(turn("a"))) if (e.type === "text_delta") break;
-    await new Promise((r) => setTimeout(r, 20));
+    await model.ended(0);
     expect(model.aborted[0]).toBe(true);
+    // The cancelled turn completes once the agent has handled the aborted call.
+    await reactionsDone();
     expect(() => agent.runTurn(turn("b"))).not.toThrow();
   });
 
@@ -139,15 +141,15 @@ describe("cancellation", () => {
   });
 
   it("dispose during a model call aborts it and ends the turn", async () => {
-    const model = new TestModel([[{ hang: true }]]);
+    const calling = gate();
+    const model = new TestModel([[{ reached: calling.open }, { hang: true }]]);
     const agent = makeAgent(model);
     const run = start(agent, turn("go"));
-    await run.waitFor((e) => e.type === "activity");
-    await new Promise((r) => setTimeout(r, 10));
+    await calling.promise;
     agent.dispose();
     expect((await run.done).stopReason).toBe("cancelled");
     expect(model.aborted[0]).toBe(true);
-    await new Promise((r) => setTimeout(r, 10));
+    await model.ended(0);
     expect(model.closed[0]).toBe(true);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { call, finish, reply, TestModel, text, toolCalls, usage } from "./support/test-model.ts";
-import { expectValidHistory, makeAgent, start, tool, turn } from "./support/harness.ts";
+import { expectValidHistory, makeAgent, reactionsDone, start, tool, turn } from "./support/harness.ts";
 
 const ok = (result: string) => ({ success: true, result, truncated: false });
 
@@ -74,11 +74,10 @@ describe("tool round trip", () => {
     const agent = makeAgent(model, { tools: [tool("move", { category: "physical" }), tool("look", { category: "pure" })] });
     const run = start(agent, turn("move twice"));
     await run.toolRequest(1);
-    // m1 and the pure call are out; m2 waits for m1's result.
-    await new Promise((r) => setTimeout(r, 50));
+    // m1 and the pure call are out; m2 waits for m1's result, not for the pure one's.
     expect(run.of("tool_request").map((r) => r.toolCallId)).toEqual(["m1", "p"]);
     expect(agent.submitToolResult("p", ok("seen"))).toBe("accepted");
-    await new Promise((r) => setTimeout(r, 50));
+    await reactionsDone();
     expect(run.of("tool_request")).toHaveLength(2);
     expect(agent.submitToolResult("m1", ok("at 1"))).toBe("accepted");
     const third = await run.toolRequest(2);

@@ -97,17 +97,20 @@ describe.each(routes)("$method $scope route", (route) => {
     expect(reply.json.error.message).toContain(route.scope);
   });
 
-  it.runIf(route.byId === true)("with another tenant's key: 404 exactly like an unknown id", async () => {
-    const reply = await send(route, globex.secret);
-    expect(reply.status).toBe(404);
-    expect(reply.json.error.code).toBe("not_found");
-    const unknown = await request(server.url, route.method, route.path().replace(/[0-9a-f-]{36}/, randomUUID()), {
-      key: globex.secret,
-      ...(route.body !== undefined ? { body: route.body } : {}),
+  // Only routes by id have an id to guess: collection routes get no such case (not a skipped one).
+  if (route.byId === true) {
+    it("with another tenant's key: 404 exactly like an unknown id", async () => {
+      const reply = await send(route, globex.secret);
+      expect(reply.status).toBe(404);
+      expect(reply.json.error.code).toBe("not_found");
+      const unknown = await request(server.url, route.method, route.path().replace(/[0-9a-f-]{36}/, randomUUID()), {
+        key: globex.secret,
+        ...(route.body !== undefined ? { body: route.body } : {}),
+      });
+      expect(unknown.status).toBe(404);
+      expect(unknown.json.error.code).toBe(reply.json.error.code);
     });
-    expect(unknown.status).toBe(404);
-    expect(unknown.json.error.code).toBe(reply.json.error.code);
-  });
+  }
 });
 
 describe("tenant isolation", () => {

@@ -194,13 +194,27 @@ describe("clients that vanish mid-stream", () => {
   });
 
   it("an HTTP/2 connection destroyed in the middle of a frame does no harm", async () => {
+    const sessionsBefore = new Set(server.app.registry.all().map((s) => s.id));
     const session = http2.connect(server.url);
     session.on("error", () => {});
     const stream = session.request(grpcHeaders(STREAM_SESSION));
     stream.on("error", () => {});
-    stream.write(grpcFrame(Buffer.alloc(1000, 1)).subarray(0, 300));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // 300 of the frame's 1005 bytes, flushed to the socket before the connection goes.
+    await new Promise<void>((resolve, reject) =>
+      stream.write(grpcFrame(Buffer.alloc(1000, 1)).subarray(0, 300), (err) => (err ? reject(err) : resolve())),
+    );
+    const closed = new Promise((resolve) => session.once("close", resolve));
     session.destroy();
+    await closed;
+    // No session came of the half frame, and the next client is served as usual.
+    const call = client.openSession();
+    try {
+      const sessionId = await startSession(call);
+      const created = server.app.registry.all().filter((s) => !sessionsBefore.has(s.id)).map((s) => s.id);
+      expect(created).toEqual([sessionId]);
+    } finally {
+      call.cancel();
+    }
   });
 
   it("a stream reset (RST_STREAM) during a started stream detaches its session", async () => {

@@ -1,6 +1,6 @@
 /**
- * A PostgreSQL server for tests: the one named by `ROZ_TEST_DATABASE_URL` (or `DATABASE_URL`),
- * else a throwaway cluster started here from the installed binaries (initdb in a temp dir,
+ * A PostgreSQL server for tests: the one named by `ROZ_TEST_DATABASE_URL`, else a throwaway
+ * cluster started here from the installed binaries (initdb in a temp dir,
  * run as the `postgres` user when we are root, loopback only, trust auth), else none.
  *
  * `postgresForTests()` is what test files call: it returns undefined (after a visible
@@ -44,9 +44,15 @@ export async function postgresForTests(): Promise<TestPostgres | undefined> {
   return undefined;
 }
 
-/** Uses the URL from the environment when set (it must answer), else starts a throwaway cluster. */
-export async function findPostgres(): Promise<{ pg: TestPostgres } | { pg?: undefined; reason: string }> {
-  const url = process.env.ROZ_TEST_DATABASE_URL || process.env.DATABASE_URL;
+/**
+ * Uses `ROZ_TEST_DATABASE_URL` when set (it must answer), else starts a throwaway cluster.
+ * Never `DATABASE_URL`: that is a developer's real database, and tests create and drop
+ * databases on the server they are given.
+ */
+export async function findPostgres(
+  env: Record<string, string | undefined> = process.env,
+): Promise<{ pg: TestPostgres } | { pg?: undefined; reason: string }> {
+  const url = env.ROZ_TEST_DATABASE_URL;
   if (url) {
     await query(url, "SELECT 1");
     return { pg: serverAt(url, "env", async () => undefined) };

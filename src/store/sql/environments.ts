@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { PermissionRule } from "../../agent/index.ts";
-import type { JsonObject } from "../../models/index.ts";
+import type { JsonObject, PermissionRule } from "../../domain/index.ts";
 import type { Environment, EnvironmentPatch, EnvironmentStore, NewEnvironment } from "../types.ts";
 import type { Sql, SqlRow, SqlValue } from "./database.ts";
 import type { StoreContext } from "./context.ts";

@@ -3,7 +3,7 @@
  * numbers (the Postgres adapter parses BIGINT), NULL as null and blobs as Uint8Array.
  */
 import { RozError } from "../../errors/index.ts";
-import type { TokenUsage } from "../../models/index.ts";
+import type { TokenUsage } from "../../domain/index.ts";
 import type { Dialect } from "./database.ts";
 
 /** NULL → absent. */

@@ -1,5 +1,4 @@
-import type { ContextBlock, ToolCallRecord, TurnRecord } from "../../agent/index.ts";
-import type { JsonObject } from "../../models/index.ts";
+import type { ContextBlock, JsonObject, ToolCallRecord, TurnRecord } from "../../domain/index.ts";
 import type { NewSessionEvent, StoredTurn, TranscriptStore } from "../types.ts";
 import type { SqlRow, SqlValue } from "./database.ts";
 import type { StoreContext } from "./context.ts";

@@ -114,3 +114,10 @@ export function expectValidHistory(history: readonly ModelMessage[]): void {
   const ids = history.flatMap((m) => m.parts.filter((p) => p.type === "tool_use").map((p) => p.id));
   expect(new Set(ids).size, "tool_use ids unique").toBe(ids.length);
 }
+
+/**
+ * Resolves once every promise reaction already queued has run (a macrotask boundary), so
+ * whatever the agent does in answer to a call just made has been done. Not a timing guess:
+ * the agent's reactions involve no timer and no I/O.
+ */
+export const reactionsDone = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

@@ -5,9 +5,10 @@ import type { FinishReason, JsonObject, ModelAdapter, ModelEvent, ModelRequest, 
  * plays the next script, beat by beat. Beats are model events, or instructions: wait for
  * a promise, hang until aborted, throw. Every wait honours the request's AbortSignal the
  * way a real adapter must (it throws an AbortError), and the double records what it was
- * asked and whether each call saw its signal abort.
+ * asked and whether each call saw its signal abort. A `reached` beat calls back when the
+ * consumer asks for what follows the previous beat: the previous event has been taken.
  */
-export type Beat = ModelEvent | { wait: Promise<unknown> } | { hang: true } | { fail: unknown };
+export type Beat = ModelEvent | { wait: Promise<unknown> } | { hang: true } | { fail: unknown } | { reached: () => void };
 export type Script = Beat[] | ((request: ModelRequest) => Beat[]);
 
 /** What one call asked for (signal left out; messages deep-copied at call time). */
@@ -20,6 +21,7 @@ export class TestModel implements ModelAdapter {
   readonly aborted: boolean[] = [];
   /** Per call: whether the stream was finished or closed by the consumer. */
   readonly closed: boolean[] = [];
+  readonly #ended: { promise: Promise<void>; open: () => void }[] = [];
   #scripts: Script[];
 
   constructor(scripts: Script[] = []) {
@@ -33,6 +35,15 @@ export class TestModel implements ModelAdapter {
 
   get calls(): number {
     return this.requests.length;
+  }
+
+  /** Resolves once call `index` (0-based) has ended: finished, failed, aborted or closed by its consumer. */
+  ended(index: number): Promise<void> {
+    return this.#endGate(index).promise;
+  }
+
+  #endGate(index: number): { promise: Promise<void>; open: () => void } {
+    return (this.#ended[index] ??= gate());
   }
 
   async *stream(request: ModelRequest): AsyncIterable<ModelEvent> {
@@ -53,11 +64,13 @@ export class TestModel implements ModelAdapter {
         if ("wait" in beat) await untilAborted(beat.wait, signal);
         else if ("hang" in beat) await untilAborted(new Promise(() => undefined), signal);
         else if ("fail" in beat) throw beat.fail;
+        else if ("reached" in beat) beat.reached();
         else yield beat;
       }
     } finally {
       this.closed[index] = true;
       signal.removeEventListener("abort", onAbort);
+      this.#endGate(index).open();
     }
   }
 }

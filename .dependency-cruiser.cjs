@@ -1,0 +1,75 @@
+/**
+ * The layer arrows of DESIGN.md, checked by `npm run lint:layers` (and CI): every import of
+ * production code must match one `allowed` rule, anything else is an error.
+ *
+ *   routes/, src/rpc ─► src/app ─► src/session ─► src/agent ─► src/models ─► src/store
+ *                                                           └► src/teams  ─► src/bus
+ *
+ * A layer may import the layers its arrows reach (directly or through others), never one
+ * above it. `src/app` is the composition root: it also wires routes/ and src/rpc.
+ * `src/store` and `src/bus` are the bottom; `src/teams` keeps its task records in the store.
+ * Leaves below everything: `src/domain` (records shared by several layers: a turn, a
+ * permission rule, token usage) and `src/errors`. Code generated from proto/ (`src/gen`)
+ * is for routes/, src/rpc and src/app only: no protobuf type below src/rpc.
+ * Not drawn in DESIGN.md: `src/auth` (API keys; used by app, routes and the CLI, it uses the
+ * session's principal and the store), `src/cli` and `src/main.ts` (entry points, app tier).
+ * `web/` is a separate client: only its own modules and the generated code.
+ */
+const below = {
+  session: ["agent", "models", "teams", "store", "bus"],
+  agent: ["models", "teams", "store", "bus"],
+  models: ["store"],
+  teams: ["store", "bus"],
+  store: [],
+  bus: [],
+};
+const appTier = ["app", "rpc", "auth", "cli", "session", ...below.session, "gen"];
+/** Folders under src/ each layer may import, besides itself and the leaves. */
+const layers = {
+  app: [...appTier, "ROUTES"],
+  cli: appTier,
+  rpc: appTier,
+  auth: ["session", ...below.session],
+  ...below,
+  domain: [],
+  errors: [],
+  gen: [],
+};
+const leaves = ["domain", "errors"];
+const srcPath = (folders) => `^src/(${folders.join("|")})/`;
+
+module.exports = {
+  allowed: [
+    // npm dependencies (not devDependencies) and Node's own modules
+    { from: { path: "^(src|routes)/" }, to: { dependencyTypes: ["npm", "core"] } },
+    { from: { path: "^web/" }, to: { dependencyTypes: ["npm", "npm-dev", "core"] } },
+    // within a layer
+    { from: { path: "^src/([^/]+)/" }, to: { path: "^src/$1/" } },
+    { from: { path: "^routes/" }, to: { path: "^routes/" } },
+    { from: { path: "^web/" }, to: { path: "^(web|src/gen)/" } },
+    // entry point
+    { from: { path: "^src/main\\.ts$" }, to: { path: srcPath(["app", "cli", ...leaves]) } },
+    // routes/: the app tier
+    { from: { path: "^routes/" }, to: { path: srcPath([...appTier, ...leaves]) } },
+    ...Object.entries(layers).map(([layer, may]) => ({
+      from: { path: `^src/${layer}/` },
+      to: { path: may.includes("ROUTES") ? `^routes/|${srcPath([...may.filter((l) => l !== "ROUTES"), ...leaves])}` : srcPath([...may, ...leaves]) },
+    })),
+  ],
+  allowedSeverity: "error",
+  forbidden: [
+    { name: "no-unresolvable", severity: "error", from: {}, to: { couldNotResolve: true } },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "\\.d\\.ts$" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: {
+      extensions: [".ts", ".js", ".d.ts"],
+      exportsFields: ["exports"],
+      conditionNames: ["import", "require", "node", "types", "default"],
+      mainFields: ["module", "main", "types"],
+    },
+  },
+};

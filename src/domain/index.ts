@@ -1,0 +1,17 @@
+/**
+ * Records shared by several layers (a turn, a permission rule, token usage, JSON values).
+ * A leaf below every layer: it imports nothing, so the store can know what a turn is
+ * without importing the agent.
+ */
+export type { JsonObject, JsonValue } from "./json.ts";
+export { addUsage, emptyUsage, type TokenUsage } from "./token-usage.ts";
+export type { PermissionPolicy, PermissionRule } from "./permission-rule.ts";
+export type {
+  AgentMode,
+  ContextBlock,
+  PermissionOutcome,
+  StopReason,
+  ToolCallRecord,
+  ToolOutcome,
+  TurnRecord,
+} from "./turn-record.ts";

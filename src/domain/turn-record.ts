@@ -1,0 +1,62 @@
+import type { JsonObject } from "./json.ts";
+import type { TokenUsage } from "./token-usage.ts";
+
+export type AgentMode = "react" | "ooda_re_act";
+
+/** A `UserMessage.context` block: text or binary (images are passed to the model as images). */
+export type ContextBlock =
+  | { label?: string; text: string }
+  | { label?: string; mimeType: string; data: Uint8Array };
+
+export type StopReason = "end_turn" | "max_tokens" | "max_cycles" | "cancelled" | "tool_error_limit" | "error";
+
+/** How a tool call was let through (or not). */
+export type PermissionOutcome =
+  | "allowed"
+  | "approved"
+  | "denied"
+  | "approval_timeout"
+  | "policy_denied"
+  | "cancelled"
+  | "unknown_tool"
+  | "invalid_arguments";
+
+/** The client's answer to one tool request. */
+export interface ToolOutcome {
+  success: boolean;
+  result: string;
+  exitCode?: number;
+  truncated: boolean;
+  durationMs?: number;
+}
+
+/** One tool call of a turn, as stored in the transcript (the full result text). */
+export interface ToolCallRecord {
+  id: string;
+  name: string;
+  parameters: JsonObject;
+  permission: PermissionOutcome;
+  /** Absent when no result came (denied, unknown tool, …): see `error`. */
+  outcome?: ToolOutcome;
+  /** What the model was told when there was no client result (timeout, denial, cancel). */
+  error?: string;
+  startedAt: number;
+  endedAt: number;
+}
+
+/** Everything that happened in one turn, handed to persistence once the turn ends. */
+export interface TurnRecord {
+  messageId: string;
+  userContent: string;
+  userContext: ContextBlock[];
+  mode: AgentMode;
+  assistantText: string;
+  assistantThinking: string;
+  toolCalls: ToolCallRecord[];
+  usage: TokenUsage;
+  stopReason: StopReason;
+  error?: { code: "model_error" | "agent_error"; message: string; retryable: boolean };
+  compactions: number;
+  startedAt: number;
+  endedAt: number;
+}
