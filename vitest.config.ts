@@ -17,7 +17,7 @@ export default defineConfig({
     pool: "forks",
     reporters: ["default"],
     projects: [
-      { extends: true, test: { name: "openai", include: ["test/**/*.test.ts"] } },
+      { extends: true, test: { name: "default", include: ["test/**/*.test.ts"] } },
       // The same files with the fixture's default model on the Anthropic Messages API (test/session/fixture.ts).
       { extends: true, test: { name: "anthropic", include: onEveryProvider, env: { ROZ_TEST_PROVIDER: "anthropic" } } },
     ],

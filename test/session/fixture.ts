@@ -41,6 +41,8 @@ export interface SessionFixture {
 }
 
 export interface FixtureOptions {
+  /** The default model's provider; default `ROZ_TEST_PROVIDER`, else `openai`. */
+  provider?: TestProvider;
   /** Server settings on top of the fixture's defaults (see `startSessionFixture`). */
   env?: Record<string, string>;
   /** Settings computed from the fake (e.g. a providers file naming its URL). */
@@ -55,7 +57,7 @@ export interface FixtureOptions {
  */
 export async function startSessionFixture(options: FixtureOptions = {}): Promise<SessionFixture> {
   const fake = await startFakeOpenAI();
-  const provider = testProvider();
+  const provider = options.provider ?? testProvider();
   let server: TestServer;
   try {
     server = await startServer({
