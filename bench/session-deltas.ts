@@ -25,11 +25,11 @@ export interface Throughput {
   cpuUs: number;
 }
 
-/** `tokens` deltas through one session of our server. */
-export async function sessionThroughput(server: ServerProcess, fake: FakeOpenAI, tokens: number): Promise<Throughput> {
+/** `tokens` deltas through one session of our server, on `model` (a provider pointed at `fake`). */
+export async function sessionThroughput(server: ServerProcess, fake: FakeOpenAI, tokens: number, model = BENCH_MODEL): Promise<Throughput> {
   const conn = connectClients(server.url, 1);
   try {
-    const { stream } = await startSession(conn.clients[0] as AgentClient, { model: BENCH_MODEL });
+    const { stream } = await startSession(conn.clients[0] as AgentClient, { model });
     fake.plan({ tokens });
     const before = await server.stats();
     const started = now();
@@ -77,14 +77,27 @@ export async function bareStreamThroughput(bare: ServerProcess, tokens: number):
   }
 }
 
-/** The same reply consumed by the `openai` client directly. */
-export async function directThroughput(fake: FakeOpenAI, tokens: number): Promise<number> {
+/** One reply of the fake read by a provider's SDK directly: its text deltas, in order. */
+export type DirectTextStream = () => AsyncIterable<string>;
+
+/** The `openai` client streaming the fake's Chat Completions reply. */
+export function openaiTextStream(fake: FakeOpenAI): DirectTextStream {
   const client = directClient(fake);
+  return async function* () {
+    const stream = await client.chat.completions.create(chatBody);
+    for await (const chunk of stream) {
+      const content = chunk.choices[0]?.delta?.content;
+      if (content) yield content;
+    }
+  };
+}
+
+/** The same reply consumed by an SDK directly (the `openai` client unless `read` says otherwise). */
+export async function directThroughput(fake: FakeOpenAI, tokens: number, read: DirectTextStream = openaiTextStream(fake)): Promise<number> {
   fake.plan({ tokens });
   const started = now();
   let deltas = 0;
-  const stream = await client.chat.completions.create(chatBody);
-  for await (const chunk of stream) if (chunk.choices[0]?.delta?.content) deltas++;
+  for await (const _text of read()) deltas++;
   if (deltas !== tokens) throw new Error(`expected ${tokens} deltas, got ${deltas}`);
   return deltas / ((now() - started) / 1000);
 }

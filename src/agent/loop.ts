@@ -163,6 +163,8 @@ class TurnLoop {
       this.#closeUnrun(calls, "not run: the model call failed");
       return { kind: "final", stopReason: "error", error: modelError(result.end.error) };
     }
+    // A refusal (content_filter) ends the turn as end_turn; the note tells the client why.
+    if (result.finish === "content_filter") this.#activity("thinking", "refusal: the model declined to answer");
     if (calls.length === 0) {
       this.#publish();
       return { kind: "final", stopReason: truncated ? "max_tokens" : "end_turn" };

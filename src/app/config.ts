@@ -91,6 +91,17 @@ export const settings = {
     "API of provider `openai`: chat or responses",
     "responses on api.openai.com, else chat",
   ),
+  anthropicApiKey: setting("ANTHROPIC_API_KEY", undefined, optStr, "configures provider `anthropic` (models `anthropic/<model>`)"),
+  anthropicBaseURL: setting("ANTHROPIC_BASE_URL", undefined, optStr, "base URL of provider `anthropic` (a Messages API gateway)", "https://api.anthropic.com"),
+  anthropicThinkingBudget: setting(
+    "ROZ_ANTHROPIC_THINKING_BUDGET",
+    0,
+    (raw, name) => {
+      const n = int(0, 1_000_000)(raw, name);
+      return n !== 0 && n < 1024 ? fail(name, `must be 0 (off) or at least 1024 tokens, got ${n}`) : n;
+    },
+    "extended thinking budget (tokens) of provider `anthropic`; 0 = off",
+  ),
   providersFile: setting("ROZ_PROVIDERS_FILE", undefined, optStr, "JSON/YAML file with more providers and aliases"),
   auth: setting("ROZ_AUTH", "required", oneOf("required", "disabled"), "required or disabled (open with a warning on loopback until a key exists)"),
   databaseUrl: setting("DATABASE_URL", undefined, postgresUrl, "PostgreSQL instead of the embedded store"),

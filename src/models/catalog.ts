@@ -1,5 +1,5 @@
 import { RozError } from "../errors/index.ts";
-import { createAdapter, openaiFromSettings, type AdapterSettings, type ProviderConfig } from "./provider-config.ts";
+import { anthropicFromSettings, createAdapter, openaiFromSettings, type AdapterSettings, type ProviderConfig } from "./provider-config.ts";
 import { loadProvidersFile, type InheritedProviders } from "./providers-file.ts";
 import type { RetryOptions } from "./retry.ts";
 import { defaultScriptedModel, scriptedModelIds } from "./scripted/model.ts";
@@ -13,6 +13,12 @@ export interface ModelCatalogSettings {
   openaiBaseURL?: string;
   /** `ROZ_OPENAI_API`: default Responses on api.openai.com, else Chat Completions. */
   openaiApi?: "chat" | "responses";
+  /** `ANTHROPIC_API_KEY`: configures provider `anthropic`. */
+  anthropicApiKey?: string;
+  /** `ANTHROPIC_BASE_URL`: another Messages endpoint (a gateway or proxy); alone it also configures `anthropic`. */
+  anthropicBaseURL?: string;
+  /** `ROZ_ANTHROPIC_THINKING_BUDGET`: extended thinking budget of provider `anthropic` (0: off). */
+  anthropicThinkingBudget?: number;
   /** `ROZ_PROVIDERS_FILE`: JSON/YAML providers (see providers-file.ts). */
   providersFile?: string;
   /** `ROZ_DEFAULT_MODEL`: `provider/model` or an alias; must resolve, or the catalog is not built. */
@@ -35,8 +41,8 @@ const scriptedProvider: ProviderConfig = {
 };
 
 /**
- * Builds the configured providers: `openai` from the settings, then the providers file in
- * its order (a file entry named `openai` replaces the one from the settings, inheriting
+ * Builds the configured providers: `openai` and `anthropic` from the settings, then the
+ * providers file in its order (a file entry of the same name replaces one from the settings, inheriting
  * its key, base URL, API and default model where it sets none), and always
  * `scripted` (the file may extend it with scripts). Validates everything at once and
  * throws RozError `config_invalid` on a bad file or a `defaultModel` that does not resolve.
@@ -45,12 +51,12 @@ const scriptedProvider: ProviderConfig = {
  * model, else `scripted/default`. Resolution never calls a provider.
  */
 export function createModelCatalog(settings: ModelCatalogSettings = {}): ModelCatalog {
-  const openai = openaiFromSettings(settings);
-  const inherited = openai ? { [openai.name]: pick(openai) } : {};
+  const fromSettings = [openaiFromSettings(settings), anthropicFromSettings(settings)].filter((p) => p !== undefined);
+  const inherited = Object.fromEntries(fromSettings.map((p) => [p.name, pick(p)]));
   const env = settings.env ?? process.env;
   const fromFile = settings.providersFile ? loadProvidersFile(settings.providersFile, env, inherited) : [];
   const configs: ProviderConfig[] = [];
-  if (openai && !fromFile.some((p) => p.name === openai.name)) configs.push(openai);
+  for (const provider of fromSettings) if (!fromFile.some((p) => p.name === provider.name)) configs.push(provider);
   configs.push(...fromFile);
   if (!configs.some((p) => p.name === scriptedProvider.name)) configs.push(scriptedProvider);
 
@@ -77,8 +83,9 @@ export function createModelCatalog(settings: ModelCatalogSettings = {}): ModelCa
   return new Catalog(providers, chosen.name);
 }
 
-function pick({ apiKey, baseURL, api, defaultModel }: ProviderConfig): InheritedProviders[string] {
+function pick({ apiKey, baseURL, api, defaultModel, thinkingBudget }: ProviderConfig): InheritedProviders[string] {
   return {
+    ...(thinkingBudget ? { thinkingBudget } : {}),
     ...(apiKey ? { apiKey } : {}),
     ...(baseURL ? { baseURL } : {}),
     ...(api !== "scripted" ? { api } : {}),

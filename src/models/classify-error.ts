@@ -1,3 +1,8 @@
+import {
+  APIConnectionError as AnthropicConnectionError,
+  APIConnectionTimeoutError as AnthropicConnectionTimeoutError,
+  APIError as AnthropicAPIError,
+} from "@anthropic-ai/sdk";
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from "openai";
 import { ModelError } from "./model-error.ts";
 import { parseRetryAfter } from "./retry-after.ts";
@@ -55,10 +60,10 @@ export function streamFailure(message: string, code: string | null | undefined, 
  */
 export function toModelError(err: unknown): ModelError {
   if (err instanceof ModelError) return err;
-  if (err instanceof APIConnectionTimeoutError) {
+  if (err instanceof APIConnectionTimeoutError || err instanceof AnthropicConnectionTimeoutError) {
     return new ModelError("the model provider did not answer in time", { retryable: true, cause: err });
   }
-  if (err instanceof APIConnectionError) {
+  if (err instanceof APIConnectionError || err instanceof AnthropicConnectionError) {
     const detail = err.cause instanceof Error ? `: ${err.cause.message}` : "";
     return new ModelError(`could not reach the model provider${detail}`, { retryable: true, cause: err });
   }
@@ -74,6 +79,16 @@ export function toModelError(err: unknown): ModelError {
       });
     }
     return streamFailure(err.message, `${err.code ?? ""} ${err.type ?? ""}`, err);
+  }
+  // Anthropic's SDK: HTTP failures only (its stream errors are read by sse.ts, as OpenAI's).
+  // 529 (overloaded) is a 5xx, so retryable.
+  if (err instanceof AnthropicAPIError && err.status !== undefined) {
+    return new ModelError(`model provider error: ${err.message}`, {
+      retryable: retryableStatus(err.status),
+      status: err.status,
+      retryAfterMs: parseRetryAfter(err.headers),
+      cause: err,
+    });
   }
   if (isNetworkError(err)) {
     return new ModelError("the connection to the model provider was lost", { retryable: true, cause: err });

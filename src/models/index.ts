@@ -9,3 +9,4 @@ export { OpenAIResponsesModel } from "./openai-responses/model.ts";
 export type { OpenAIModelOptions } from "./openai-client.ts";
 export { missingResultText } from "./tool-pairing.ts";
 export { providerToolNames, withProviderToolNames, PROVIDER_TOOL_NAME, type ToolNameMap } from "./tool-names.ts";
+export { AnthropicModel, type AnthropicModelOptions } from "./anthropic/model.ts";

@@ -1,3 +1,4 @@
+import { AnthropicModel, anthropicDefaultModel, type AnthropicModelOptions } from "./anthropic/model.ts";
 import { isOpenAIEndpoint } from "./content.ts";
 import { OpenAIChatModel } from "./openai-chat/model.ts";
 import type { OpenAIModelOptions } from "./openai-client.ts";
@@ -7,13 +8,13 @@ import type { Script } from "./scripted/script.ts";
 import type { RetryOptions } from "./retry.ts";
 import type { ModelAdapter } from "./types.ts";
 
-export type ProviderApi = "chat" | "responses" | "scripted";
+export type ProviderApi = "chat" | "responses" | "anthropic" | "scripted";
 
 /** One configured provider, validated and normalised (from the environment or the providers file). */
 export interface ProviderConfig {
   name: string;
   api: ProviderApi;
-  /** Undefined: OpenAI's own endpoint (for `chat`/`responses`). */
+  /** Undefined: the API's own endpoint (OpenAI's for `chat`/`responses`, Anthropic's for `anthropic`). */
   baseURL?: string;
   /** The API key itself, already read from `api_key_env`. */
   apiKey?: string;
@@ -26,6 +27,8 @@ export interface ProviderConfig {
   contextWindow?: number;
   supportsImages: boolean;
   headers?: Record<string, string>;
+  /** Extended thinking budget in tokens (api `anthropic` only); undefined: thinking off. */
+  thinkingBudget?: number;
   /** Named scripts (api `scripted` only), played by model `<provider>/<name>`. */
   scripts?: Record<string, Script>;
 }
@@ -68,6 +71,31 @@ export function openaiFromSettings(settings: {
   };
 }
 
+/**
+ * Provider `anthropic` from `ANTHROPIC_API_KEY` / `ANTHROPIC_BASE_URL` /
+ * `ROZ_ANTHROPIC_THINKING_BUDGET`, or undefined when no key is set (a base URL alone, e.g.
+ * a gateway that needs no key, also configures it). It accepts any model id.
+ */
+export function anthropicFromSettings(settings: {
+  anthropicApiKey?: string;
+  anthropicBaseURL?: string;
+  anthropicThinkingBudget?: number;
+}): ProviderConfig | undefined {
+  const { anthropicApiKey: apiKey, anthropicBaseURL: baseURL, anthropicThinkingBudget: thinkingBudget } = settings;
+  if (!apiKey && !baseURL) return undefined;
+  return {
+    name: "anthropic",
+    api: "anthropic",
+    ...(baseURL ? { baseURL } : {}),
+    ...(apiKey ? { apiKey } : {}),
+    models: [],
+    defaultModel: anthropicDefaultModel,
+    aliases: {},
+    supportsImages: true,
+    ...(thinkingBudget ? { thinkingBudget } : {}),
+  };
+}
+
 /** Transport settings shared by every HTTP provider of a catalog. */
 export interface AdapterSettings {
   retry?: RetryOptions;
@@ -78,7 +106,7 @@ export interface AdapterSettings {
 /** The adapter serving `config` (one per provider: it owns the connection pool). */
 export function createAdapter(config: ProviderConfig, settings: AdapterSettings): ModelAdapter {
   if (config.api === "scripted") return new ScriptedModel({ provider: config.name, scripts: config.scripts ?? {} });
-  const options: OpenAIModelOptions = {
+  const options: OpenAIModelOptions & AnthropicModelOptions = {
     provider: config.name,
     supportsImages: config.supportsImages,
     ...(config.apiKey ? { apiKey: config.apiKey } : {}),
@@ -88,5 +116,8 @@ export function createAdapter(config: ProviderConfig, settings: AdapterSettings)
     ...(settings.idleTimeoutMs !== undefined ? { idleTimeoutMs: settings.idleTimeoutMs } : {}),
     ...(settings.fetch ? { fetch: settings.fetch } : {}),
   };
+  if (config.api === "anthropic") {
+    return new AnthropicModel({ ...options, ...(config.thinkingBudget ? { thinkingBudget: config.thinkingBudget } : {}) });
+  }
   return config.api === "chat" ? new OpenAIChatModel(options) : new OpenAIResponsesModel(options);
 }

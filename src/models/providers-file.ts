@@ -7,7 +7,7 @@
  * providers:
  *   - name: ollama
  *     base_url: http://localhost:11434/v1
- *     api: chat                 # chat | responses | scripted (default: responses on api.openai.com, else chat)
+ *     api: chat                 # chat | responses | anthropic | scripted (default: responses on api.openai.com, else chat)
  *     api_key_env: OLLAMA_KEY   # optional: variable holding the key (must be set)
  *     models: [qwen3:4b]        # optional: empty/absent accepts any model id
  *     default_model: qwen3:4b   # optional: defaults to the first of `models`
@@ -15,6 +15,10 @@
  *     context_window: 32768
  *     supports_images: false    # default: true on api.openai.com only
  *     headers: { X-Title: roz }
+ *   - name: claude
+ *     api: anthropic            # Anthropic Messages; base_url defaults to https://api.anthropic.com
+ *     api_key_env: ANTHROPIC_API_KEY
+ *     thinking_budget: 4096     # optional, anthropic only: extended thinking budget (tokens, ≥ 1024)
  *   - name: scripted
  *     scripts: { demo: { responses: [[{ text: "hi" }]] } }
  * ```
@@ -23,6 +27,7 @@
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { RozError } from "../errors/index.ts";
+import { anthropicDefaultModel } from "./anthropic/model.ts";
 import { isOpenAIEndpoint } from "./content.ts";
 import { isPlainObject } from "./plain-object.ts";
 import { defaultApi, defaultSupportsImages, type ProviderApi, type ProviderConfig } from "./provider-config.ts";
@@ -37,14 +42,14 @@ type Env = Record<string, string | undefined>;
  */
 export type InheritedProviders = Record<
   string,
-  { apiKey?: string; baseURL?: string; api?: "chat" | "responses"; defaultModel?: string }
+  { apiKey?: string; baseURL?: string; api?: Exclude<ProviderApi, "scripted">; defaultModel?: string; thinkingBudget?: number }
 >;
 type Fail = (field: string, message: string) => never;
 
 const providerName = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 const providerFields = [
   "name", "base_url", "api", "api_key_env", "models", "default_model", "aliases",
-  "context_window", "supports_images", "headers", "scripts",
+  "context_window", "supports_images", "headers", "scripts", "thinking_budget",
 ];
 const scriptedFields = new Set(["name", "api", "default_model", "aliases", "context_window", "supports_images", "scripts"]);
 
@@ -118,8 +123,8 @@ function parseProvider(value: unknown, path: string, env: Env, inherited: Inheri
   const baseURL = optionalString(p.base_url, "base_url", fail) ?? inherit?.baseURL;
   if (baseURL !== undefined && !/^https?:$/.test(safeURL(baseURL)?.protocol ?? "")) fail("base_url", "must be an http(s) URL");
   const apiValue = p.api ?? inherit?.api ?? (name === "scripted" || p.scripts !== undefined ? "scripted" : defaultApi(baseURL));
-  if (apiValue !== "chat" && apiValue !== "responses" && apiValue !== "scripted") {
-    fail("api", 'must be "chat", "responses" or "scripted"');
+  if (apiValue !== "chat" && apiValue !== "responses" && apiValue !== "anthropic" && apiValue !== "scripted") {
+    fail("api", 'must be "chat", "responses", "anthropic" or "scripted"');
   }
   const api = apiValue as ProviderApi;
   if (api === "scripted") {
@@ -131,8 +136,17 @@ function parseProvider(value: unknown, path: string, env: Env, inherited: Inheri
   if (apiKeyEnv !== undefined) {
     apiKey = env[apiKeyEnv];
     if (!apiKey) fail("api_key_env", `environment variable ${apiKeyEnv} is not set`);
-  } else if (api !== "scripted" && !apiKey && isOpenAIEndpoint(baseURL)) {
+  } else if (api === "anthropic" && !apiKey && baseURL === undefined) {
+    fail("api_key_env", "is required for Anthropic's endpoint (set base_url for a gateway that needs none)");
+  } else if (api !== "scripted" && api !== "anthropic" && !apiKey && isOpenAIEndpoint(baseURL)) {
     fail("api_key_env", "is required for OpenAI's endpoint (set base_url for a local server)");
+  }
+  const thinkingBudget = p.thinking_budget ?? (api === "anthropic" ? inherit?.thinkingBudget : undefined);
+  if (thinkingBudget !== undefined) {
+    if (api !== "anthropic") fail("thinking_budget", 'only an anthropic provider (api: "anthropic") has a thinking budget');
+    if (!Number.isInteger(thinkingBudget) || ((thinkingBudget as number) !== 0 && (thinkingBudget as number) < 1024)) {
+      fail("thinking_budget", "must be 0 (off) or a whole number of tokens, at least 1024");
+    }
   }
 
   const scripts = api === "scripted" ? parseScripts(p.scripts, fail) : undefined;
@@ -154,13 +168,15 @@ function parseProvider(value: unknown, path: string, env: Env, inherited: Inheri
   if (defaultModel !== undefined) {
     if (Object.hasOwn(aliases, defaultModel)) defaultModel = aliases[defaultModel]!;
     if (!known(defaultModel)) fail("default_model", `"${defaultModel}" is not in models`);
-  } else if (api !== "scripted") defaultModel = models[0] ?? inherit?.defaultModel;
+  } else if (api !== "scripted") {
+    defaultModel = models[0] ?? inherit?.defaultModel ?? (api === "anthropic" ? anthropicDefaultModel : undefined);
+  }
 
   const contextWindow = p.context_window;
   if (contextWindow !== undefined && (!Number.isInteger(contextWindow) || (contextWindow as number) <= 0)) {
     fail("context_window", "must be a positive integer (tokens)");
   }
-  const supportsImages = p.supports_images ?? (api === "scripted" ? true : defaultSupportsImages(baseURL));
+  const supportsImages = p.supports_images ?? (api === "scripted" || api === "anthropic" ? true : defaultSupportsImages(baseURL));
   if (typeof supportsImages !== "boolean") fail("supports_images", "must be true or false");
   const headers = parseHeaders(p.headers, fail);
 
@@ -175,6 +191,7 @@ function parseProvider(value: unknown, path: string, env: Env, inherited: Inheri
     ...(defaultModel !== undefined ? { defaultModel } : {}),
     ...(contextWindow !== undefined ? { contextWindow: contextWindow as number } : {}),
     ...(headers ? { headers } : {}),
+    ...(thinkingBudget ? { thinkingBudget: thinkingBudget as number } : {}),
     ...(scripts ? { scripts } : {}),
   };
 }

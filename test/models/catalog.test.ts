@@ -184,7 +184,7 @@ describe("providers file", () => {
     ["list.yaml", "providers: 3", /providers: must be a list/],
     ["name.yaml", "providers: [{ name: 'a/b' }]", /providers\[0\]\.name: must be a name/],
     ["url.yaml", "providers: [{ name: x, base_url: 'ftp://h' }]", /providers\[0\] \(x\)\.base_url: must be an http\(s\) URL/],
-    ["api.yaml", "providers: [{ name: x, api: soap }]", /\(x\)\.api: must be "chat", "responses" or "scripted"/],
+    ["api.yaml", "providers: [{ name: x, api: soap }]", /\(x\)\.api: must be "chat", "responses", "anthropic" or "scripted"/],
     ["camel.yaml", "providers: [{ name: x, baseUrl: 'http://h' }]", /\(x\)\.baseUrl: unknown field \(did you mean "base_url"\?\)/],
     ["key.yaml", "providers: [{ name: x, api_key_env: NOT_SET_ANYWHERE }]", /\(x\)\.api_key_env: environment variable NOT_SET_ANYWHERE is not set/],
     ["alias.yaml", "providers: [{ name: x, base_url: 'http://h', models: [a], aliases: { fast: b } }]", /\(x\)\.aliases\.fast: "b" is not in models/],

@@ -9,23 +9,26 @@ import { startFakeOpenAI, type FakeOpenAI, type RecordedRequest } from "../suppo
 import { startServer, type TestServer } from "../support/server.ts";
 import { type ClientKind, type SessionClient, type SessionClientFactory, sessionClientFactory } from "../support/session-client.ts";
 import { type StartInit, startSession, type ValueOf } from "../support/session-protocol.ts";
+import { asChatBody, type TestProvider, testProvider } from "./provider-body.ts";
 
 /** gRPC status codes the tests expect (Connect's `Code` has the same numbers). */
 export const GRPC = { OK: 0, CANCELLED: 1, INVALID_ARGUMENT: 3, NOT_FOUND: 5, FAILED_PRECONDITION: 9, UNAUTHENTICATED: 16 } as const;
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The model id the fake serves; sessions resolve `openai/fake-model` by default. */
+/** The model id the fake serves; sessions resolve `<provider>/fake-model` by default. */
 export const FAKE_MODEL = "fake-model";
 
 export interface SessionFixture {
   readonly fake: FakeOpenAI;
+  /** The provider the sessions' default model is on (`ROZ_TEST_PROVIDER`, default `openai`). */
+  readonly provider: TestProvider;
   readonly server: TestServer;
   /** Opens a StreamSession call with `kind` (tracked: `reset()` ends it); `headers` as metadata. */
   open(kind: ClientKind, headers?: Record<string, string>): SessionClient;
   /** Opens a call and starts a session on it. */
   start(kind: ClientKind, start?: StartInit): Promise<{ client: SessionClient; started: ValueOf<"sessionStarted"> }>;
-  /** Requests the fake received since the test began, in order. */
+  /** Requests the fake received since the test began, in order; bodies as Chat Completions bodies (provider-body.ts). */
   requests(): RecordedRequest[];
   /** A REST call to the server (JSON in and out; auth is off unless the env turned it on). */
   rest(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; json: any }>;
@@ -38,6 +41,8 @@ export interface SessionFixture {
 }
 
 export interface FixtureOptions {
+  /** The default model's provider; default `ROZ_TEST_PROVIDER`, else `openai`. */
+  provider?: TestProvider;
   /** Server settings on top of the fixture's defaults (see `startSessionFixture`). */
   env?: Record<string, string>;
   /** Settings computed from the fake (e.g. a providers file naming its URL). */
@@ -46,18 +51,21 @@ export interface FixtureOptions {
 
 /**
  * Starts the fake and a server whose default model is `openai/fake-model` over Chat
- * Completions, keepalives effectively off (every response is one the test caused), and a
+ * Completions — or `anthropic/fake-model` over the Messages API when `ROZ_TEST_PROVIDER`
+ * is `anthropic` (the vitest project `anthropic` runs the session suites so) — keepalives effectively off (every response is one the test caused), and a
  * short detach grace so that broken calls release their sessions quickly.
  */
 export async function startSessionFixture(options: FixtureOptions = {}): Promise<SessionFixture> {
   const fake = await startFakeOpenAI();
+  const provider = options.provider ?? testProvider();
   let server: TestServer;
   try {
     server = await startServer({
       OPENAI_API_KEY: "sk-test",
       OPENAI_BASE_URL: fake.baseURL,
       ROZ_OPENAI_API: "chat",
-      ROZ_DEFAULT_MODEL: `openai/${FAKE_MODEL}`,
+      ...(provider === "anthropic" ? { ANTHROPIC_API_KEY: "sk-ant-test", ANTHROPIC_BASE_URL: fake.url } : {}),
+      ROZ_DEFAULT_MODEL: `${provider}/${FAKE_MODEL}`,
       ROZ_KEEPALIVE_INTERVAL_MS: "3600000",
       ROZ_DETACH_GRACE_MS: "300",
       ...options.env,
@@ -75,6 +83,9 @@ export async function startSessionFixture(options: FixtureOptions = {}): Promise
   };
   let clients: SessionClient[] = [];
   let mark = 0;
+  // The record's other fields stay live (`aborted` is set when the client goes): inherited, not copied.
+  const chatView = (r: RecordedRequest): RecordedRequest =>
+    r.path === "/v1/messages" ? (Object.create(r, { body: { value: asChatBody(r.path, r.body), enumerable: true } }) as RecordedRequest) : r;
 
   const open = (kind: ClientKind, headers?: Record<string, string>): SessionClient => {
     const client = factory(kind).open(headers);
@@ -84,6 +95,7 @@ export async function startSessionFixture(options: FixtureOptions = {}): Promise
 
   return {
     fake,
+    provider,
     server,
     open,
     async start(kind, start = {}) {
@@ -91,7 +103,7 @@ export async function startSessionFixture(options: FixtureOptions = {}): Promise
       const started = await startSession(client, start);
       return { client, started };
     },
-    requests: () => fake.requests.slice(mark),
+    requests: () => fake.requests.slice(mark).map(chatView),
     async rest(method, path, body, headers = {}) {
       const response = await fetch(`${server.url}${path}`, {
         method,
@@ -101,7 +113,7 @@ export async function startSessionFixture(options: FixtureOptions = {}): Promise
       const text = await response.text();
       return { status: response.status, json: text === "" ? undefined : JSON.parse(text) };
     },
-    request: (index, timeoutMs = 10_000) => fake.waitForRequest(mark + index, timeoutMs),
+    request: (index, timeoutMs = 10_000) => fake.waitForRequest(mark + index, timeoutMs).then(chatView),
     async reset() {
       const open = clients;
       clients = [];

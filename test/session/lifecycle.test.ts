@@ -207,8 +207,8 @@ describe("sessions on the fake provider", () => {
   });
 
   it("SessionStarted names the resolved model (grpc-js)", async () => {
-    expect((await fx.start("grpc-js")).started.model).toBe("openai/fake-model");
-    expect((await fx.start("grpc-js", { model: "openai/other-model" })).started.model).toBe("openai/other-model");
+    expect((await fx.start("grpc-js")).started.model).toBe(`${fx.provider}/fake-model`);
+    expect((await fx.start("grpc-js", { model: `${fx.provider}/other-model` })).started.model).toBe(`${fx.provider}/other-model`);
   });
 
   it("any positive max_context_tokens is accepted; a tiny one still completes turns (grpc-js)", async () => {

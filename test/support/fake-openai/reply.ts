@@ -1,7 +1,7 @@
 /**
- * What a test plans for the next request to the fake server. One shape serves both APIs:
- * the server renders it as Chat Completions chunks or Responses events depending on the
- * endpoint that was called.
+ * What a test plans for the next request to the fake server. One shape serves every API:
+ * the server renders it as Chat Completions chunks, Responses events or Anthropic Messages
+ * events depending on the endpoint that was called.
  */
 
 /** A tool call the fake model makes. `arguments` as text is sent verbatim (even if invalid JSON). */
@@ -17,6 +17,8 @@ export interface FakeUsage {
   /** `prompt_tokens_details.cached_tokens` / `input_tokens_details.cached_tokens`. */
   cached?: number;
   reasoning?: number;
+  /** Anthropic only: `cache_creation_input_tokens` (part of `input`). */
+  cacheCreation?: number;
 }
 
 export interface FakeReply {
@@ -38,6 +40,12 @@ export interface FakeReply {
   reasoningAsText?: boolean;
   /** Responses only: the reasoning item's `encrypted_content`. */
   encryptedReasoning?: string;
+  /** Anthropic only: the thinking block's signature (default: one bound to its text, see fake-anthropic). */
+  signature?: string;
+  /** Anthropic only: a `redacted_thinking` block with this `data` after the thinking. */
+  redactedThinking?: string;
+  /** Anthropic only: the stop reason, overriding the one derived from `finish` and the tool calls. */
+  anthropicStop?: "end_turn" | "max_tokens" | "stop_sequence" | "tool_use" | "pause_turn" | "refusal";
   toolCalls?: FakeToolCall[];
   /** Chat only: send the deltas of several tool calls interleaved in the same chunks. */
   interleaveToolCalls?: boolean;
@@ -90,6 +98,7 @@ export function usageFor(reply: FakeReply, requestBody: unknown): Required<FakeU
     input: reply.usage?.input ?? Math.ceil(JSON.stringify(requestBody ?? "").length / 4),
     output: reply.usage?.output ?? (reply.tokens ?? Math.ceil(produced / 4)),
     cached: reply.usage?.cached ?? 0,
+    cacheCreation: reply.usage?.cacheCreation ?? 0,
     reasoning: reply.usage?.reasoning ?? Math.ceil((reply.reasoning?.length ?? 0) / 4),
   };
 }

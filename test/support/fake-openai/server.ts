@@ -1,14 +1,17 @@
 /**
  * A fake OpenAI-compatible HTTP server for tests and benchmarks: plain `node:http` on
  * 127.0.0.1, speaking the real SSE wire formats of Chat Completions
- * (`POST /v1/chat/completions`, `data: {…}` chunks, `data: [DONE]`) and Responses
- * (`POST /v1/responses`, `event: <type>` + `data: {…}`), scripted per test with a queue
+ * (`POST /v1/chat/completions`, `data: {…}` chunks, `data: [DONE]`), Responses
+ * (`POST /v1/responses`, `event: <type>` + `data: {…}`) and Anthropic Messages
+ * (`POST /v1/messages`, see test/support/fake-anthropic), scripted per test with a queue
  * of planned replies (see reply.ts). It records every request and whether the client
  * aborted it, so tests can assert that a cancel really reached the provider.
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { setTimeout as delay } from "node:timers/promises";
+import { messagesFrames } from "../fake-anthropic/messages-frames.ts";
+import { messagesRequestProblem } from "../fake-anthropic/validate.ts";
 import { chatFrames } from "./chat-frames.ts";
 import type { FakeReply } from "./reply.ts";
 import { responsesFrames } from "./responses-frames.ts";
@@ -104,28 +107,30 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     if (req.method === "GET" && path === "/v1/models") {
       return json(res, 200, { object: "list", data: [{ id: "fake-model", object: "model", created: 0, owned_by: "fake" }] });
     }
-    const endpoint = path === "/v1/chat/completions" ? "chat" : path === "/v1/responses" ? "responses" : undefined;
+    const endpoint = endpoints[path];
     if (req.method !== "POST" || !endpoint) return errorReply(res, 404, `fake-openai: no route ${req.method} ${path}`, "not_found");
-    if (typeof body !== "object" || body === null) return errorReply(res, 400, "fake-openai: the body must be a JSON object");
+    const fail = (status: number, message: string, code?: string, headers?: Record<string, string>) =>
+      endpoint.name === "messages" ? anthropicErrorReply(res, status, message, headers) : errorReply(res, status, message, code, headers);
+    if (typeof body !== "object" || body === null) return fail(400, "fake-openai: the body must be a JSON object");
     if (validate) {
-      const problem = endpoint === "chat" ? chatRequestProblem(body) : responsesRequestProblem(body);
-      if (problem) return errorReply(res, 400, problem);
+      const problem = endpoint.problem(body);
+      if (problem) return fail(400, problem);
     }
     const reply = queue.shift() ?? defaultReply;
-    if (!reply) return errorReply(res, 400, `fake-openai: no reply planned for request #${requests.length}`);
+    if (!reply) return fail(400, `fake-openai: no reply planned for request #${requests.length}`);
     record.reply = reply;
 
     if (reply.headersDelayMs) await delay(reply.headersDelayMs);
     if (res.destroyed) return;
     if (reply.status !== undefined && reply.status !== 200) {
       const headers: Record<string, string> = reply.retryAfter !== undefined ? { "retry-after": String(reply.retryAfter) } : {};
-      return errorReply(res, reply.status, reply.message ?? `fake-openai: planned status ${reply.status}`, reply.code, headers);
+      return fail(reply.status, reply.message ?? `fake-openai: planned status ${reply.status}`, reply.code, headers);
     }
     res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-request-id": id });
     res.flushHeaders();
-    const payloads = reply.frames ?? (endpoint === "chat" ? chatFrames(reply, body, `chatcmpl-${id}`) : responsesFrames(reply, body, `resp_${id}`));
+    const payloads = reply.frames ?? endpoint.frames(reply, body, id);
     const sse = (payload: object) =>
-      endpoint === "chat"
+      endpoint.name === "chat"
         ? `data: ${JSON.stringify(payload)}\n\n`
         : `event: ${(payload as { type?: string }).type ?? "message"}\ndata: ${JSON.stringify(payload)}\n\n`;
     const outcome = await writeFrames(res, payloads, sse, reply);
@@ -133,7 +138,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       cut = true;
       res.socket?.destroy();
     } else if (outcome === "done") {
-      res.end(endpoint === "chat" ? "data: [DONE]\n\n" : undefined);
+      res.end(endpoint.name === "chat" ? "data: [DONE]\n\n" : undefined);
     }
   }
 
@@ -233,6 +238,24 @@ async function writeFrames(
   }
   await flush();
   return "done";
+}
+
+/** The APIs the fake speaks, by path: how a reply is rendered and what the API rejects. */
+const endpoints: Record<string, {
+  name: "chat" | "responses" | "messages";
+  frames: (reply: FakeReply, body: Record<string, unknown>, id: string) => Iterable<object>;
+  problem: (body: Record<string, unknown>) => string | undefined;
+}> = {
+  "/v1/chat/completions": { name: "chat", frames: (r, b, id) => chatFrames(r, b, `chatcmpl-${id}`), problem: chatRequestProblem },
+  "/v1/responses": { name: "responses", frames: (r, b, id) => responsesFrames(r, b, `resp_${id}`), problem: responsesRequestProblem },
+  // Anthropic Messages (test/support/fake-anthropic): the SDK's base URL is the fake's `url`.
+  "/v1/messages": { name: "messages", frames: messagesFrames, problem: messagesRequestProblem },
+};
+
+/** Anthropic's error body: `{type: "error", error: {type, message}}`; 529 is `overloaded_error`. */
+function anthropicErrorReply(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+  const types: Record<number, string> = { 400: "invalid_request_error", 401: "authentication_error", 403: "permission_error", 404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error", 529: "overloaded_error" };
+  json(res, status, { type: "error", error: { type: types[status] ?? "api_error", message } }, headers);
 }
 
 function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {

@@ -1,0 +1,149 @@
+/**
+ * Anthropic Messages stream events → our events. Text and thinking deltas stream as they
+ * arrive; a `tool_use` block is emitted complete at its `content_block_stop`, its
+ * `input_json_delta` pieces reassembled; thinking signatures (`signature_delta`) and
+ * `redacted_thinking` blocks are collected for the caller, which sends them back on the
+ * next call. `ping` and unknown events carry nothing we report; `event: error` is thrown
+ * by the SSE reader (src/models/sse.ts) and classified like any provider failure.
+ */
+import type Anthropic from "@anthropic-ai/sdk";
+import { ModelError } from "../model-error.ts";
+import { toolCallEvent } from "../tool-arguments.ts";
+import type { ModelEvent, TokenUsage } from "../types.ts";
+
+type Event = Anthropic.RawMessageStreamEvent;
+
+/** How one message ended, for the caller to decide what comes next. */
+export interface MessageEnd {
+  /** The API's `stop_reason` (`end_turn`, `tool_use`, `pause_turn`, `refusal`, …). */
+  stopReason: string;
+  /** The assistant content as the API wants it back (thinking with signatures, text, tool uses). */
+  content: Anthropic.ContentBlockParam[];
+  usage: TokenUsage;
+}
+
+type Pending =
+  | { type: "text"; text: string }
+  | { type: "thinking"; thinking: string; signature: string }
+  | { type: "redacted_thinking"; data: string }
+  | { type: "tool_use"; id: string; name: string; args: string; input: unknown }
+  | { type: "other" };
+
+/**
+ * Yields deltas and complete tool calls in stream order and returns how the message ended.
+ * `toolName` maps the API's tool name back to ours. A stream that ends before
+ * `message_stop` was cut short: a retryable ModelError.
+ */
+export async function* messageEvents(
+  events: AsyncIterable<Event>,
+  toolName: (apiName: string) => string = (n) => n,
+): AsyncGenerator<ModelEvent, MessageEnd, undefined> {
+  const blocks: Pending[] = [];
+  let thinkingBlocks = 0;
+  let usage: Partial<Anthropic.MessageDeltaUsage> = {};
+  let stopReason: string | null = null;
+  let stopped = false;
+
+  for await (const event of events) {
+    switch (event.type) {
+      case "message_start":
+        usage = { ...event.message.usage };
+        break;
+      case "content_block_start": {
+        const block = event.content_block;
+        let pending: Pending;
+        if (block.type === "text") pending = { type: "text", text: block.text };
+        else if (block.type === "thinking") {
+          pending = { type: "thinking", thinking: block.thinking, signature: block.signature ?? "" };
+          // Separate blocks are separate paragraphs of the joined thinking.
+          if (thinkingBlocks++ > 0) yield { type: "thinking_delta", text: "\n\n" };
+          if (block.thinking) yield { type: "thinking_delta", text: block.thinking };
+        } else if (block.type === "redacted_thinking") pending = { type: "redacted_thinking", data: block.data };
+        else if (block.type === "tool_use") pending = { type: "tool_use", id: block.id, name: block.name, args: "", input: block.input };
+        else pending = { type: "other" };
+        if (pending.type === "text" && pending.text) yield { type: "text_delta", text: pending.text };
+        blocks[event.index] = pending;
+        break;
+      }
+      case "content_block_delta": {
+        const block = blocks[event.index];
+        const delta = event.delta;
+        if (delta.type === "text_delta" && block?.type === "text") {
+          block.text += delta.text;
+          yield { type: "text_delta", text: delta.text };
+        } else if (delta.type === "thinking_delta" && block?.type === "thinking") {
+          block.thinking += delta.thinking;
+          yield { type: "thinking_delta", text: delta.thinking };
+        } else if (delta.type === "signature_delta" && block?.type === "thinking") {
+          block.signature += delta.signature;
+        } else if (delta.type === "input_json_delta" && block?.type === "tool_use") {
+          block.args += delta.partial_json;
+        }
+        break;
+      }
+      case "content_block_stop": {
+        const block = blocks[event.index];
+        if (block?.type === "tool_use") yield toolCallEvent(block.id, toolName(block.name), argumentsOf(block));
+        break;
+      }
+      case "message_delta":
+        usage = { ...usage, ...withoutNull(event.usage) };
+        if (event.delta.stop_reason) stopReason = event.delta.stop_reason;
+        break;
+      case "message_stop":
+        stopped = true;
+        break;
+      default:
+        break; // ping, and event types newer than this adapter
+    }
+  }
+  if (!stopped || stopReason === null) {
+    throw new ModelError("the model stream ended before the response was complete", { retryable: true });
+  }
+  return { stopReason, content: blocks.flatMap(toParam), usage: toUsage(usage) };
+}
+
+/** The arguments text: the streamed pieces, else the input the block started with. */
+function argumentsOf(block: Extract<Pending, { type: "tool_use" }>): string {
+  if (block.args !== "") return block.args;
+  const input = block.input;
+  return input && typeof input === "object" && Object.keys(input).length > 0 ? JSON.stringify(input) : "";
+}
+
+function toParam(block: Pending | undefined): Anthropic.ContentBlockParam[] {
+  switch (block?.type) {
+    case "text":
+      return block.text === "" ? [] : [{ type: "text", text: block.text }];
+    case "thinking":
+      return [{ type: "thinking", thinking: block.thinking, signature: block.signature }];
+    case "redacted_thinking":
+      return [{ type: "redacted_thinking", data: block.data }];
+    case "tool_use": {
+      let input: unknown = {};
+      try {
+        input = block.args === "" ? (block.input ?? {}) : JSON.parse(block.args);
+      } catch {
+        // sent back as {}: the invalid text went to the caller with the tool call
+      }
+      return [{ type: "tool_use", id: block.id, name: block.name, input }];
+    }
+    default:
+      return [];
+  }
+}
+
+function withoutNull<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null && v !== undefined)) as Partial<T>;
+}
+
+/** Anthropic counts cached prompt tokens apart from `input_tokens`; ours includes them. */
+function toUsage(usage: Partial<Anthropic.MessageDeltaUsage>): TokenUsage {
+  const cacheRead = usage.cache_read_input_tokens ?? 0;
+  const cacheCreation = usage.cache_creation_input_tokens ?? 0;
+  return {
+    inputTokens: (usage.input_tokens ?? 0) + cacheRead + cacheCreation,
+    outputTokens: usage.output_tokens ?? 0,
+    cacheReadTokens: cacheRead,
+    cacheCreationTokens: cacheCreation,
+  };
+}
