@@ -64,7 +64,30 @@ export type PermissionOutcome =
   | "approval_timeout"
   | "policy_denied"
   | "cancelled"
-  | "unknown_tool";
+  | "unknown_tool"
+  | "invalid_arguments";
+
+/**
+ * The client's answer to an approval question. `modifier` (approved calls only) is merged
+ * into the call's arguments under the rules of `applyModifier`.
+ */
+export interface PermissionAnswer {
+  approved: boolean;
+  modifier?: JsonObject;
+}
+
+/** What a `require_confirmation` call waits for, as announced with `activity{waiting_approval}`. */
+export interface ApprovalQuestion {
+  toolCallId: string;
+  toolName: string;
+  parameters: JsonObject;
+  /** The matching rule's reason, or a default text. */
+  reason: string;
+  timeoutMs: number;
+}
+
+/** Why a call was refused without reaching the client. */
+export type ToolDeniedReason = "policy" | "approval_denied" | "approval_timeout" | "unknown_tool" | "invalid_arguments" | "cancelled";
 
 /** One tool call of a turn, as stored in the transcript (the full result text). */
 export interface ToolCallRecord {
@@ -107,12 +130,30 @@ export type AgentEvent =
   | { type: "text_delta"; messageId: string; text: string }
   | { type: "thinking_delta"; messageId: string; text: string }
   | { type: "tool_request"; toolCallId: string; toolName: string; parameters: JsonObject; timeoutMs: number }
-  | { type: "activity"; state: ActivityState; detail: string; progress?: number }
+  /** `observing`: the calls of an OODA observe step; `approval`: what a `waiting_approval` asks. */
+  | { type: "activity"; state: ActivityState; detail: string; progress?: number; observing?: boolean; approval?: ApprovalQuestion }
+  /** A call refused without a request to the client; `detail` is what the model was told. */
+  | { type: "tool_denied"; toolCallId: string; toolName: string; reason: ToolDeniedReason; detail: string }
+  /** The end of an approval wait (a refusal also gets its `tool_denied`). */
+  | { type: "approval_resolved"; toolCallId: string; approved: boolean; reason?: ToolDeniedReason }
+  /** One model call ended (also aborted or failed ones); `stopReason` is the provider's finish or how it ended. */
+  | {
+      type: "model_call_completed";
+      /** Canonical `provider/model`. */
+      model: string;
+      modelId: string;
+      provider: string;
+      usage: TokenUsage;
+      latencyMs: number;
+      stopReason: string;
+    }
   | {
       type: "context_compacted";
       level: "tool_results" | "thinking" | "summary";
       messagesBefore: number;
       messagesAfter: number;
+      /** Messages rewritten (tool results, thinking) or summarised. */
+      messagesAffected: number;
       tokensBefore: number;
       tokensAfter: number;
       summary?: string;
@@ -170,7 +211,8 @@ export interface Agent {
    */
   runTurn(input: TurnInput): AsyncIterable<AgentEvent>;
   submitToolResult(toolCallId: string, outcome: ToolOutcome): Delivery;
-  decidePermission(toolCallId: string, approved: boolean): Delivery;
+  /** `modifier` (approvals only) is merged into the call's arguments, see `PermissionAnswer`. */
+  decidePermission(toolCallId: string, approved: boolean, modifier?: JsonObject): Delivery;
   /** Aborts the running turn (no-op without one); it ends with `turn_complete{cancelled}`. */
   cancelTurn(reason: string): void;
   registerTools(source: string | undefined, tools: ClientTool[], systemContext?: string): void;

@@ -72,7 +72,7 @@ export class SessionStream {
         return;
       }
       case "permission_decision": {
-        const delivery = session.agent.decidePermission(command.toolCallId, command.approved);
+        const delivery = session.agent.decidePermission(command.toolCallId, command.approved, command.modifier);
         if (delivery === "no_active_turn") return this.#error("no_active_turn", "no turn is running");
         if (delivery === "unknown") return this.#error("unknown_tool_call", `no tool call "${command.toolCallId}" is waiting for approval`);
         return;
