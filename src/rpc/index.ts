@@ -4,4 +4,4 @@ export { responseToWire, usageToWire, ruleToWire } from "./to-wire.ts";
 export { rawRequestKey, type RawRequestInfo, type RpcAuthenticator } from "./context-values.ts";
 export type { StreamSessionDeps } from "./stream-session.ts";
 export { eventFormats, eventFormatHeader, eventFormatOf, type EventFormat } from "./event-format.ts";
-export { createResponseEncoder, type ResponseEncoder } from "./responses.ts";
+export { createResponseEncoder, encoderOf, type ResponseEncoder } from "./responses.ts";

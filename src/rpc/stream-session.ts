@@ -4,9 +4,9 @@ import { type SequencedEvent, type SessionCommand, type SessionDeps, SessionRegi
 import type { SessionRequest, SessionResponse } from "../gen/roz/v1/agent_pb.js";
 import { fromConnectError, toConnectError } from "./connect-errors.ts";
 import { rawRequestKey, type RpcAuthenticator } from "./context-values.ts";
-import { type EventFormat, eventFormatOf } from "./event-format.ts";
+import type { EventFormat } from "./event-format.ts";
 import { commandFromWire } from "./from-wire.ts";
-import { createResponseEncoder, type ResponseEncoder } from "./responses.ts";
+import { encoderOf } from "./responses.ts";
 
 export interface StreamSessionDeps {
   session: SessionDeps;
@@ -35,20 +35,6 @@ function authError(error: RozError): SequencedEvent {
     ? { code: "unauthenticated" as const, message: error.message, retryable: false }
     : sessionErrorOf(error);
   return { seq: 0, event: { type: "session_error", ...wire } };
-}
-
-/**
- * The encoder of a streaming call's `roz-event-format` (§9). A value that names no format
- * is refused before anything else: the in-band `SessionError{invalid_argument}` in the
- * server's default format, then the status INVALID_ARGUMENT (thrown by `refused`).
- */
-export function encoderOf(ctx: HandlerContext, fallback: EventFormat): { encode: ResponseEncoder } | { refused: SessionResponse[]; error: RozError } {
-  try {
-    return { encode: createResponseEncoder(eventFormatOf(ctx.requestHeader, fallback)) };
-  } catch (err) {
-    const error = toRozError(err);
-    return { refused: createResponseEncoder(fallback)({ seq: 0, event: { type: "session_error", ...sessionErrorOf(error) } }), error };
-  }
 }
 
 /** Lets the transport report a reset that happened together with the request EOF. */

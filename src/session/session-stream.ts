@@ -223,7 +223,9 @@ export class SessionStream {
 
   /** The session was ended from outside this stream (REST DELETE): the stream ends with it. */
   #endedElsewhere(session: Session): void {
-    if (this.#session === session) this.#session = undefined;
+    // When this stream ends the session itself, it closes once the end is stored.
+    if (this.#session !== session) return;
+    this.#session = undefined;
     this.close();
   }
 
