@@ -4,7 +4,7 @@ import { type RozError, toRozError } from "../errors/index.ts";
 import { type SequencedEvent, sessionErrorOf } from "../session/index.ts";
 import { type SessionResponse, SessionResponseSchema } from "../gen/roz/v1/agent_pb.js";
 import { type EventFormat, eventFormatOf } from "./event-format.ts";
-import { type EnvelopeStreamState, envelopesOf } from "./to-envelope.ts";
+import { envelopeStreamState, envelopesOf } from "./to-envelope.ts";
 import { responseToWire } from "./to-wire.ts";
 
 /** Maps one numbered session event to what one stream receives. */
@@ -23,7 +23,7 @@ export type ResponseEncoder = (item: SequencedEvent) => SessionResponse[];
  * `keepalive` and `pong` are the same flat response in every format.
  */
 export function createResponseEncoder(format: EventFormat): ResponseEncoder {
-  const state: EnvelopeStreamState = {};
+  const state = envelopeStreamState();
   return (item) => {
     // Nothing follows a session's last event, so leaving it out of flat streams leaves no gap.
     if (format === "flat") return item.event.type === "session_completed" ? [] : [responseToWire(item)];

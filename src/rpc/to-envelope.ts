@@ -3,7 +3,7 @@ import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import type { ActivityState } from "../agent/index.ts";
 import type { SequencedEvent, SessionEvent } from "../session/index.ts";
 import { type SessionEventEnvelope, SessionEventEnvelopeSchema } from "../gen/roz/v1/agent_pb.js";
-import { envelopeIds } from "./envelope-ids.ts";
+import { EnvelopeIds } from "./envelope-ids.ts";
 import { u32 } from "./to-wire.ts";
 
 type TypedEvent = Exclude<NonNullable<MessageInitShape<typeof SessionEventEnvelopeSchema>["typedEvent"]>, { case: undefined }>;
@@ -11,7 +11,12 @@ type PayloadCase = NonNullable<SessionEventEnvelope["typedEvent"]["case"]>;
 
 /** `event_type` is the payload's field name, except for these two (upstream's names). */
 const eventTypeExceptions: Partial<Record<PayloadCase, string>> = { presenceHinted: "presence_hint", modelCallCompleted: "model_call" };
-const eventTypeOf = (c: PayloadCase): string => eventTypeExceptions[c] ?? c.replace(/[A-Z]/g, (ch) => `_${ch.toLowerCase()}`);
+/** Each payload's `event_type` and field number, from the schema. */
+const payloadFields = new Map(
+  SessionEventEnvelopeSchema.fields
+    .filter((f) => f.oneof?.name === "typed_event")
+    .map((f) => [f.localName as PayloadCase, { eventType: eventTypeExceptions[f.localName as PayloadCase] ?? f.name, number: f.number }]),
+);
 
 /** Our activity states as upstream names them. */
 const activityStates: Record<ActivityState, string> = {
@@ -138,10 +143,13 @@ function payloadsOf(event: SessionEvent): TypedEvent[] | undefined {
   }
 }
 
-/** What a stream remembers between events: the turn whose `turn_started` it has sent. */
+/** What a stream remembers between events: the turn whose `turn_started` it has sent, and its id source. */
 export interface EnvelopeStreamState {
   turnIndex?: number;
+  ids: EnvelopeIds;
 }
+
+export const envelopeStreamState = (): EnvelopeStreamState => ({ ids: new EnvelopeIds() });
 
 /**
  * The envelopes of one numbered session event (session-behaviour.md §9); undefined when
@@ -158,7 +166,7 @@ export function envelopesOf(item: SequencedEvent, state: EnvelopeStreamState): S
   }
   const timestamp = timestampFromMs(item.at ?? Date.now());
   return payloads.map((typedEvent) => {
-    const eventType = eventTypeOf(typedEvent.case);
-    return create(SessionEventEnvelopeSchema, { ...envelopeIds(item, eventType), timestamp, eventType, typedEvent });
+    const field = payloadFields.get(typedEvent.case)!;
+    return create(SessionEventEnvelopeSchema, { ...state.ids.of(item, field.number), timestamp, eventType: field.eventType, typedEvent });
   });
 }
