@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { helpText, loadConfig } from "../../src/app/config.ts";
 import { startServer, type TestServer } from "../support/server.ts";
 import { type SessionClientFactory, sessionClientFactory } from "../support/session-client.ts";
-import { startSession } from "../support/session-protocol.ts";
+import { rq, startSession } from "../support/session-protocol.ts";
 import { createUpstreamClient, up, type UpstreamClient } from "../support/upstream-client.ts";
 
 const run = promisify(execFile);
@@ -43,6 +43,16 @@ describe("a server whose default is envelope", () => {
     const first = await call.next(10_000);
     expect(first.session_event).toMatchObject({ event_type: "session_started" });
     call.cancel();
+  });
+
+  it("sends envelopes over the Connect protocol too (connect-node, our own generated client)", async () => {
+    const client = connect.open();
+    client.send(rq.start());
+    const first = await client.next(10_000);
+    expect(first.seq).toBe(1n);
+    expect(first.response.case).toBe("sessionEvent");
+    expect(first.response.value).toMatchObject({ eventType: "session_started", typedEvent: { case: "sessionStarted", value: { mode: "server" } } });
+    client.cancel();
   });
 
   it("still serves a v0.2 client that asks for flat (connect-node over HTTP/2)", async () => {
