@@ -1,4 +1,7 @@
-import type { ActivityState, AgentEvent, ApprovalQuestion } from "./types.ts";
+import type { ActivityState, AgentEvent } from "./types.ts";
+
+/** What an activity may say besides its state and detail. */
+export type ActivityExtra = Pick<Extract<AgentEvent, { type: "activity" }>, "observing" | "approval">;
 
 /**
  * Emits `activity` events. Every change of state or detail is emitted; only an exact
@@ -7,12 +10,12 @@ import type { ActivityState, AgentEvent, ApprovalQuestion } from "./types.ts";
  */
 export function createActivityReporter(
   emit: (event: AgentEvent) => void,
-): (state: ActivityState, detail?: string, approval?: ApprovalQuestion) => void {
+): (state: ActivityState, detail?: string, extra?: ActivityExtra) => void {
   let last: string | undefined;
-  return (state, detail = "", approval) => {
-    const key = `${state}\u0000${detail}`;
+  return (state, detail = "", extra = {}) => {
+    const key = `${state}\u0000${detail}\u0000${extra.observing === true}`;
     if (key === last) return;
     last = key;
-    emit({ type: "activity", state, detail, ...(approval !== undefined ? { approval } : {}) });
+    emit({ type: "activity", state, detail, ...extra });
   };
 }

@@ -1,5 +1,5 @@
 import { RozError } from "../errors/index.ts";
-import type { ModelMessage } from "../models/index.ts";
+import type { JsonObject, ModelMessage } from "../models/index.ts";
 import { EventChannel } from "./event-channel.ts";
 import { AGENT_FAILURE, runTurnLoop } from "./loop.ts";
 import { PendingMap } from "./pending.ts";
@@ -9,13 +9,23 @@ import { TokenCounter } from "./tokens.ts";
 import { ToolCallIds } from "./tool-call-ids.ts";
 import { applyRegistration, mergeByName } from "./tool-registry.ts";
 import { TurnTally } from "./turn-tally.ts";
-import type { Agent, AgentEvent, AgentOptions, ClientTool, Delivery, PermissionRule, ToolOutcome, TurnInput } from "./types.ts";
+import type {
+  Agent,
+  AgentEvent,
+  AgentOptions,
+  ClientTool,
+  Delivery,
+  PermissionAnswer,
+  PermissionRule,
+  ToolOutcome,
+  TurnInput,
+} from "./types.ts";
 
 /** The state that exists only while a turn runs. */
 interface RunningTurn {
   controller: AbortController;
   results: PendingMap<ToolOutcome>;
-  approvals: PendingMap<boolean>;
+  approvals: PendingMap<PermissionAnswer>;
 }
 
 /**
@@ -120,10 +130,10 @@ class SessionAgent implements Agent {
     return turn.results.settle(toolCallId, outcome) ? "accepted" : "unknown";
   }
 
-  decidePermission(toolCallId: string, approved: boolean): Delivery {
+  decidePermission(toolCallId: string, approved: boolean, modifier?: JsonObject): Delivery {
     const turn = this.#turn;
     if (turn === undefined) return "no_active_turn";
-    return turn.approvals.settle(toolCallId, approved) ? "accepted" : "unknown";
+    return turn.approvals.settle(toolCallId, { approved, ...(modifier !== undefined ? { modifier } : {}) }) ? "accepted" : "unknown";
   }
 
   cancelTurn(reason: string): void {

@@ -39,7 +39,8 @@ export async function compactHistory(messages: ModelMessage[], deps: CompactionD
   let current = messages;
   let tokens = deps.tokens.messages(current);
   let applied = 0;
-  const apply = (level: CompactedEvent["level"], next: ModelMessage[] | undefined, summary?: string): void => {
+  /** `affected`: messages rewritten, or replaced by the summary pair. */
+  const apply = (level: CompactedEvent["level"], next: ModelMessage[] | undefined, affected: (next: ModelMessage[]) => number, summary?: string): void => {
     if (next === undefined) return;
     const after = deps.tokens.messages(next);
     // A rewrite that does not shrink the history (e.g. a summary as long as what it
@@ -50,6 +51,7 @@ export async function compactHistory(messages: ModelMessage[], deps: CompactionD
       level,
       messagesBefore: current.length,
       messagesAfter: next.length,
+      messagesAffected: affected(next),
       tokensBefore: tokens,
       tokensAfter: after,
       ...(summary !== undefined ? { summary } : {}),
@@ -58,13 +60,14 @@ export async function compactHistory(messages: ModelMessage[], deps: CompactionD
     tokens = after;
     applied++;
   };
-  if (tokens > limit(compactionThresholds.toolResults)) apply("tool_results", clearOldToolResults(current));
-  if (tokens > limit(compactionThresholds.thinking)) apply("thinking", dropOldThinking(current));
+  const rewritten = (next: ModelMessage[]): number => next.filter((m, i) => m !== current[i]).length;
+  if (tokens > limit(compactionThresholds.toolResults)) apply("tool_results", clearOldToolResults(current), rewritten);
+  if (tokens > limit(compactionThresholds.thinking)) apply("thinking", dropOldThinking(current), rewritten);
   if (tokens > limit(compactionThresholds.summary)) {
     const cut = summaryCut(current);
     if (cut !== undefined) {
       const summary = (await deps.summarise(current.slice(0, cut)))?.trim();
-      if (summary) apply("summary", [...summaryPair(summary), ...current.slice(cut)], summary);
+      if (summary) apply("summary", [...summaryPair(summary), ...current.slice(cut)], () => cut, summary);
     }
   }
   return { messages: current, applied };

@@ -2,7 +2,7 @@ import { RozError } from "../errors/index.ts";
 import type { ModelMessage, ResolvedModel } from "../models/index.ts";
 import { createActivityReporter } from "./activity.ts";
 import { compactHistory } from "./compaction.ts";
-import { callModel, type ModelCallResult } from "./model-call.ts";
+import { callModel, type ModelCallInput, type ModelCallResult, modelCallCompleted } from "./model-call.ts";
 import { observationTools } from "./observe.ts";
 import type { PendingMap } from "./pending.ts";
 import type { PermissionEvaluator } from "./permissions.ts";
@@ -14,7 +14,7 @@ import { dispatchTools, toolDenied } from "./tool-dispatch.ts";
 import { awaitApprovals, needsApproval, screenCalls, type PlannedCall, type Screening, type Verdict } from "./tool-gate.ts";
 import { assistantMessage, toolResultMessage } from "./turn-messages.ts";
 import { TurnTally } from "./turn-tally.ts";
-import type { AgentEvent, AgentLimits, ClientTool, StopReason, ToolOutcome, TurnInput, TurnRecord } from "./types.ts";
+import type { AgentEvent, AgentLimits, ClientTool, PermissionAnswer, StopReason, ToolOutcome, TurnInput, TurnRecord } from "./types.ts";
 
 /** Everything one turn needs, fixed for the turn except `tools()` (registrations may land mid-turn). */
 export interface TurnDeps {
@@ -31,7 +31,7 @@ export interface TurnDeps {
   ids: ToolCallIds;
   tokens: TokenCounter;
   results: PendingMap<ToolOutcome>;
-  approvals: PendingMap<boolean>;
+  approvals: PendingMap<PermissionAnswer>;
   signal: AbortSignal;
   emit: (event: AgentEvent) => void;
   /** Receives the history each time it is valid again (never with an unanswered tool use). */
@@ -123,7 +123,7 @@ class TurnLoop {
   #callModel(system: string[], tools: ReturnType<typeof toolDefinitions>): Promise<ModelCallResult> {
     const deps = this.#deps;
     const messageId = deps.input.messageId;
-    return callModel({
+    return this.#reportedCall({
       model: deps.model,
       system,
       messages: this.#messages,
@@ -186,7 +186,8 @@ class TurnLoop {
       approvals: deps.approvals,
       approvalTimeoutMs: deps.limits.approvalTimeoutMs,
       signal: deps.signal,
-      onAsk: (question) => this.#activity("waiting_approval", question.toolCallId, question),
+      onAsk: (approval) => this.#activity("waiting_approval", approval.toolCallId, { approval }),
+      emit: deps.emit,
     });
     return { kind: "awaiting_tools", purpose: step.purpose, calls: step.calls, verdicts };
   }
@@ -199,7 +200,7 @@ class TurnLoop {
       defaultTimeoutMs: deps.limits.defaultToolTimeoutMs,
       resultMaxTokens: deps.limits.toolResultMaxTokens,
       emit: deps.emit,
-      onRequest: (name) => this.#activity("calling_tool", name),
+      onRequest: (name) => this.#activity("calling_tool", name, step.purpose === "observe" ? { observing: true } : {}),
     });
     this.#messages.push(toolResultMessage(done.map((d) => d.result)));
     this.#tally.addToolCalls(done.map((d) => d.record));
@@ -224,7 +225,15 @@ class TurnLoop {
     return { kind: "final", stopReason: "max_cycles" };
   }
 
-  /** Answers tool uses that will never run, so the history stays valid; the client is told of each. */
+  /** Every model call of the turn goes through here: each is reported once it ended, however it ended. */
+  async #reportedCall(input: ModelCallInput): Promise<ModelCallResult> {
+    const startedAt = performance.now();
+    const result = await callModel(input);
+    this.#deps.emit(modelCallCompleted(input.model, result, performance.now() - startedAt));
+    return result;
+  }
+
+  /** Answers tool uses that will never run, so the history stays valid. */
   #closeUnrun(calls: readonly PlannedCall[], message: string): void {
     if (calls.length > 0) {
       const now = Date.now();
@@ -255,7 +264,7 @@ class TurnLoop {
   async #summarise(older: readonly ModelMessage[]): Promise<string | undefined> {
     const deps = this.#deps;
     const transcript = renderTranscript(older, Math.floor(deps.maxContextTokens / 2));
-    const result = await callModel({
+    const result = await this.#reportedCall({
       model: deps.model,
       system: [SUMMARY_SYSTEM],
       messages: [{ role: "user", parts: [{ type: "text", text: transcript }] }],

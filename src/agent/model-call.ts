@@ -10,6 +10,7 @@ import {
   withProviderToolNames,
 } from "../models/index.ts";
 import type { TokenCounter } from "./tokens.ts";
+import type { AgentEvent } from "./types.ts";
 import { estimateCutUsage } from "./usage-estimate.ts";
 
 /** A tool call as the provider sent it (its id is made session-unique later). */
@@ -150,4 +151,22 @@ function deliver(onDelta: ModelCallInput["onDelta"], kind: "text" | "thinking", 
   } catch (err) {
     throw new DeltaCallbackError("onDelta failed", { cause: err });
   }
+}
+
+/**
+ * The `model_call_completed` event of a call that took `latencyMs`: the provider's finish
+ * reason, or `cancelled` / `error` for a call that did not complete.
+ */
+export function modelCallCompleted(model: ResolvedModel, result: ModelCallResult, latencyMs: number): Extract<AgentEvent, { type: "model_call_completed" }> {
+  const stopReason = result.end.kind === "aborted" ? "cancelled" : result.end.kind === "failed" ? "error" : (result.finish ?? "end_turn");
+  const slash = model.name.indexOf("/");
+  return {
+    type: "model_call_completed",
+    model: model.name,
+    modelId: model.modelId,
+    provider: slash > 0 ? model.name.slice(0, slash) : model.name,
+    usage: result.usage,
+    latencyMs: Math.max(0, Math.round(latencyMs)),
+    stopReason,
+  };
 }

@@ -1,6 +1,6 @@
-import type { AgentEvent, ToolCallRecord, ToolDenialReason, ToolOutcome } from "./types.ts";
+import type { AgentEvent, ToolCallRecord, ToolDeniedReason, ToolOutcome } from "./types.ts";
 import type { PendingMap } from "./pending.ts";
-import { denialReasonOf, type PlannedCall, type Verdict } from "./tool-gate.ts";
+import { deniedReasonOf, type PlannedCall, type Verdict } from "./tool-gate.ts";
 import { toolTimeoutMs } from "./tool-registry.ts";
 import type { ToolResultForModel } from "./turn-messages.ts";
 import { truncateHeadTail } from "./truncate.ts";
@@ -24,8 +24,8 @@ export interface DispatchDeps {
 
 /**
  * Runs the calls of one model response (session-behaviour.md §3). Refused calls send no
- * request but a `tool_denied`. PURE calls are requested at once; the others one at a time,
- * each only after the previous one's result (or timeout) — the two groups run side by side. Requests go
+ * request, only a `tool_denied`. PURE calls are requested at once; the others one at a time, each only after
+ * the previous one's result (or timeout) — the two groups run side by side. Requests go
  * out in call order as far as these rules allow, and the results come back in call
  * order. After the signal aborts no request is sent and open waits end as `cancelled`.
  */
@@ -34,9 +34,12 @@ export async function dispatchTools(calls: readonly PlannedCall[], verdicts: rea
   const running = calls.map((call, i) => {
     const verdict = verdicts[i]!;
     if (!verdict.run) return Promise.resolve(refused(call, verdict, deps.emit));
+    // An approval's modifier may have changed the arguments: the call runs as approved.
+    const approved = verdict.parameters === undefined ? call : { ...call, parameters: verdict.parameters };
     const { permission } = verdict;
-    if (call.tool?.category === "pure") return runOne(call, permission, deps);
-    const next: Promise<DispatchedCall> = chain === undefined ? runOne(call, permission, deps) : chain.then(() => runOne(call, permission, deps));
+    if (call.tool?.category === "pure") return runOne(approved, permission, deps);
+    const next: Promise<DispatchedCall> =
+      chain === undefined ? runOne(approved, permission, deps) : chain.then(() => runOne(approved, permission, deps));
     chain = next;
     return next;
   });
@@ -44,13 +47,13 @@ export async function dispatchTools(calls: readonly PlannedCall[], verdicts: rea
 }
 
 /** The event that tells the client of a call refused without reaching it. */
-export function toolDenied(call: PlannedCall, reason: ToolDenialReason, detail: string): Extract<AgentEvent, { type: "tool_denied" }> {
+export function toolDenied(call: PlannedCall, reason: ToolDeniedReason, detail: string): Extract<AgentEvent, { type: "tool_denied" }> {
   return { type: "tool_denied", toolCallId: call.id, toolName: call.name, reason, detail };
 }
 
 function refused(call: PlannedCall, verdict: Extract<Verdict, { run: false }>, emit: DispatchDeps["emit"]): DispatchedCall {
   const now = Date.now();
-  emit(toolDenied(call, denialReasonOf(verdict.permission), verdict.message));
+  emit(toolDenied(call, deniedReasonOf(verdict.permission), verdict.message));
   return {
     result: { id: call.id, name: call.name, content: verdict.message, isError: true },
     record: { id: call.id, name: call.name, parameters: call.parameters, permission: verdict.permission, error: verdict.message, startedAt: now, endedAt: now },

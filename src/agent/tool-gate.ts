@@ -1,6 +1,8 @@
 import type { PermissionEvaluator } from "./permissions.ts";
-import type { PendingMap } from "./pending.ts";
-import type { ApprovalQuestion, ClientTool, PermissionOutcome, ToolDenialReason } from "./types.ts";
+import type { PendingMap, Settled } from "./pending.ts";
+import type { JsonObject } from "../models/index.ts";
+import { applyModifier } from "./modifier.ts";
+import type { AgentEvent, ApprovalQuestion, ClientTool, PermissionAnswer, PermissionOutcome, ToolDeniedReason } from "./types.ts";
 import type { ToolUse } from "./turn-messages.ts";
 
 /** A tool call planned for dispatch; `tool` is undefined when the model named an unknown tool. */
@@ -10,26 +12,16 @@ export interface PlannedCall extends ToolUse {
   invalidArguments?: string;
 }
 
-/** Whether a call may run: with how it was let through, or why not (told to the model). */
+/**
+ * Whether a call may run: with how it was let through (and the arguments an approval
+ * modified), or why not (told to the model).
+ */
 export type Verdict =
-  | { run: true; permission: "allowed" | "approved" }
+  | { run: true; permission: "allowed" | "approved"; parameters?: JsonObject }
   | { run: false; permission: Exclude<PermissionOutcome, "allowed" | "approved">; message: string };
 
-/** The first, synchronous answer of the policy for one call: `ask` needs the client (`reason` is shown to it). */
+/** The first, synchronous answer of the policy for one call: `ask` needs the client (`reason` says why). */
 export type Screening = Verdict | { ask: true; reason: string };
-
-/** The wire reason of each refusal (`ToolDenied.reason`). */
-const denialReasons: Record<Extract<Verdict, { run: false }>["permission"], ToolDenialReason> = {
-  policy_denied: "policy",
-  denied: "approval_denied",
-  approval_timeout: "approval_timeout",
-  unknown_tool: "unknown_tool",
-  invalid_arguments: "invalid_arguments",
-  cancelled: "cancelled",
-};
-
-/** Why a refused call was refused, as the client is told. */
-export const denialReasonOf = (permission: Extract<Verdict, { run: false }>["permission"]): ToolDenialReason => denialReasons[permission];
 
 /**
  * Applies the policy to each call (session-behaviour.md §3, §4): an unknown tool is
@@ -54,16 +46,18 @@ export function screenCalls(calls: readonly PlannedCall[], evaluator: Permission
     if (policy === "deny") {
       return { run: false, permission: "policy_denied", message: `tool "${call.name}" is not permitted${reason !== undefined ? `: ${reason}` : ""}` };
     }
-    return { ask: true, reason: reason ?? `tool "${call.name}" requires your confirmation` };
+    return { ask: true, reason: rule.reason !== undefined && rule.reason !== "" ? rule.reason : `tool "${call.name}" requires your confirmation` };
   });
 }
 
 export interface ApprovalDeps {
-  approvals: PendingMap<boolean>;
+  approvals: PendingMap<PermissionAnswer>;
   approvalTimeoutMs: number;
   signal: AbortSignal;
   /** Announces each question: `activity{waiting_approval, detail: toolCallId, approval}`. */
   onAsk: (question: ApprovalQuestion) => void;
+  /** Reports how each question ended. */
+  emit: (event: Extract<AgentEvent, { type: "approval_resolved" }>) => void;
 }
 
 /**
@@ -77,15 +71,38 @@ export async function awaitApprovals(calls: readonly PlannedCall[], screenings: 
     if (!("ask" in s)) return Promise.resolve(s);
     deps.onAsk({ toolCallId: call.id, toolName: call.name, parameters: call.parameters, reason: s.reason, timeoutMs: deps.approvalTimeoutMs });
     return deps.approvals.wait(call.id, deps.approvalTimeoutMs, deps.signal).then((settled): Verdict => {
-      if (settled.kind === "value" && settled.value) return { run: true, permission: "approved" };
-      if (settled.kind === "value") return { run: false, permission: "denied", message: `the user denied permission to run tool "${call.name}"` };
-      if (settled.kind === "timeout") {
-        return { run: false, permission: "approval_timeout", message: `permission to run tool "${call.name}" was not given within ${deps.approvalTimeoutMs}ms` };
-      }
-      return { run: false, permission: "cancelled", message: "cancelled" };
+      const verdict = verdictOf(call, settled, deps.approvalTimeoutMs);
+      const reason = verdict.run ? undefined : deniedReasonOf(verdict.permission);
+      deps.emit({ type: "approval_resolved", toolCallId: call.id, approved: verdict.run, ...(reason !== undefined ? { reason } : {}) });
+      return verdict;
     });
   });
   return Promise.all(waits);
+}
+
+function verdictOf(call: PlannedCall, settled: Settled<PermissionAnswer>, timeoutMs: number): Verdict {
+  if (settled.kind === "value" && settled.value.approved) {
+    const modified = applyModifier(call.parameters, settled.value.modifier);
+    if (modified.ok) return { run: true, permission: "approved", parameters: modified.parameters };
+    return { run: false, permission: "invalid_arguments", message: `tool "${call.name}" was not run: ${modified.message}` };
+  }
+  if (settled.kind === "value") return { run: false, permission: "denied", message: `the user denied permission to run tool "${call.name}"` };
+  if (settled.kind === "timeout") {
+    return { run: false, permission: "approval_timeout", message: `permission to run tool "${call.name}" was not given within ${timeoutMs}ms` };
+  }
+  return { run: false, permission: "cancelled", message: "cancelled" };
+}
+
+/** The `tool_denied` reason of a refused call's permission outcome. */
+export function deniedReasonOf(permission: Exclude<PermissionOutcome, "allowed" | "approved">): ToolDeniedReason {
+  switch (permission) {
+    case "policy_denied":
+      return "policy";
+    case "denied":
+      return "approval_denied";
+    default:
+      return permission;
+  }
 }
 
 /** True when some call needs the client's approval. */

@@ -43,11 +43,20 @@ export interface TurnInput {
 export type ActivityState = "thinking" | "calling_tool" | "idle" | "waiting_approval";
 
 /**
+ * The client's answer to an approval question. `modifier` (approved calls only) is merged
+ * into the call's arguments under the rules of `applyModifier`.
+ */
+export interface PermissionAnswer {
+  approved: boolean;
+  modifier?: JsonObject;
+}
+
+/**
  * Why a call was refused without reaching the client (wire `ToolDenied.reason`): a `deny`
  * rule, a denied or timed-out approval, a tool the client does not have, arguments that are
  * not a JSON object, or a cancelled turn.
  */
-export type ToolDenialReason = "policy" | "approval_denied" | "approval_timeout" | "unknown_tool" | "invalid_arguments" | "cancelled";
+export type ToolDeniedReason = "policy" | "approval_denied" | "approval_timeout" | "unknown_tool" | "invalid_arguments" | "cancelled";
 
 /** What a `require_confirmation` call asks the client to approve. */
 export interface ApprovalQuestion {
@@ -70,15 +79,30 @@ export type AgentEvent =
   | { type: "text_delta"; messageId: string; text: string }
   | { type: "thinking_delta"; messageId: string; text: string }
   | { type: "tool_request"; toolCallId: string; toolName: string; parameters: JsonObject; timeoutMs: number }
-  /** With `waiting_approval`, `detail` is the call id (as in v0.2) and `approval` says what is asked. */
-  | { type: "activity"; state: ActivityState; detail: string; progress?: number; approval?: ApprovalQuestion }
-  /** A call refused without a `tool_request`; `detail` is what the model was told. */
-  | { type: "tool_denied"; toolCallId: string; toolName: string; reason: ToolDenialReason; detail: string }
+  /** `observing`: the calls of an OODA observe step; `approval`: what a `waiting_approval` asks. */
+  | { type: "activity"; state: ActivityState; detail: string; progress?: number; observing?: boolean; approval?: ApprovalQuestion }
+  /** A call refused without a request to the client; `detail` is what the model was told. */
+  | { type: "tool_denied"; toolCallId: string; toolName: string; reason: ToolDeniedReason; detail: string }
+  /** The end of an approval wait (a refusal also gets its `tool_denied`). */
+  | { type: "approval_resolved"; toolCallId: string; approved: boolean; reason?: ToolDeniedReason }
+  /** One model call ended (also aborted or failed ones); `stopReason` is the provider's finish or how it ended. */
+  | {
+      type: "model_call_completed";
+      /** Canonical `provider/model`. */
+      model: string;
+      modelId: string;
+      provider: string;
+      usage: TokenUsage;
+      latencyMs: number;
+      stopReason: string;
+    }
   | {
       type: "context_compacted";
       level: "tool_results" | "thinking" | "summary";
       messagesBefore: number;
       messagesAfter: number;
+      /** Messages rewritten (tool results, thinking) or summarised. */
+      messagesAffected: number;
       tokensBefore: number;
       tokensAfter: number;
       summary?: string;
@@ -138,7 +162,8 @@ export interface Agent {
    */
   runTurn(input: TurnInput): AsyncIterable<AgentEvent>;
   submitToolResult(toolCallId: string, outcome: ToolOutcome): Delivery;
-  decidePermission(toolCallId: string, approved: boolean): Delivery;
+  /** `modifier` (approvals only) is merged into the call's arguments, see `PermissionAnswer`. */
+  decidePermission(toolCallId: string, approved: boolean, modifier?: JsonObject): Delivery;
   /** Aborts the running turn (no-op without one); it ends with `turn_complete{cancelled}`. */
   cancelTurn(reason: string): void;
   registerTools(source: string | undefined, tools: ClientTool[], systemContext?: string): void;

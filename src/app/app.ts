@@ -175,7 +175,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   });
   await app.register(fastifyConnectPlugin, {
     routes: (router) => {
-      router.service(AgentService, createAgentService({ session: sessionDeps, registry, authenticate, openStreams }));
+      router.service(AgentService, createAgentService({ session: sessionDeps, registry, authenticate, openStreams, defaultEventFormat: config.eventFormat }));
       registerReflection(router, [AgentService]);
     },
     readMaxBytes: config.maxMessageBytes,

@@ -1,5 +1,6 @@
 import { closest, distance } from "fastest-levenshtein";
 import { RozError } from "../errors/index.ts";
+import { eventFormats } from "../rpc/index.ts";
 
 /** How a setting is parsed; every parser names the variable in its error. */
 type Parser<T> = (raw: string, name: string) => T;
@@ -141,6 +142,12 @@ export const settings = {
     600,
     int(0, 10_000_000),
     "sessions started per key per minute (0 = off)",
+  ),
+  eventFormat: setting(
+    "ROZ_EVENT_FORMAT",
+    "flat",
+    oneOf(...eventFormats),
+    "session events for streams whose roz-event-format metadata chooses none: flat (v0.2), envelope (upstream main) or both",
   ),
   nodeId: setting("ROZ_NODE_ID", undefined, optStr, "this node's id in a cluster", "hostname-pid"),
 } as const;

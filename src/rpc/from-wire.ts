@@ -116,7 +116,12 @@ export function commandFromWire(request: SessionRequest): SessionCommand {
     case "feedback":
       return { type: "feedback", sessionId: r.value.sessionId, messageId: r.value.messageId, rating: r.value.rating };
     case "permissionDecision":
-      return { type: "permission_decision", toolCallId: r.value.toolCallId, approved: r.value.approved };
+      return {
+        type: "permission_decision",
+        toolCallId: r.value.toolCallId,
+        approved: r.value.approved,
+        ...(r.value.modifier !== undefined ? { modifier: json(r.value.modifier) } : {}),
+      };
     case "registerTools":
       return {
         type: "register_tools",

@@ -1,11 +1,12 @@
 import type { HandlerContext } from "@connectrpc/connect";
 import { type RozError, toRozError } from "../errors/index.ts";
-import { type SessionCommand, type SessionDeps, SessionRegistry, SessionStream, sessionErrorOf } from "../session/index.ts";
+import { type SequencedEvent, type SessionCommand, type SessionDeps, SessionRegistry, SessionStream, sessionErrorOf } from "../session/index.ts";
 import type { SessionRequest, SessionResponse } from "../gen/roz/v1/agent_pb.js";
 import { fromConnectError, toConnectError } from "./connect-errors.ts";
 import { rawRequestKey, type RpcAuthenticator } from "./context-values.ts";
+import type { EventFormat } from "./event-format.ts";
 import { commandFromWire } from "./from-wire.ts";
-import { responseToWire } from "./to-wire.ts";
+import { encoderOf } from "./responses.ts";
 
 export interface StreamSessionDeps {
   session: SessionDeps;
@@ -13,6 +14,8 @@ export interface StreamSessionDeps {
   authenticate: RpcAuthenticator;
   /** Open streams, so that shutdown can end them. */
   openStreams: Set<SessionStream>;
+  /** The event format of streams whose metadata chooses none (`ROZ_EVENT_FORMAT`). */
+  defaultEventFormat: EventFormat;
 }
 
 /** The command a request would have become, for the cases whose decoding can fail. */
@@ -28,8 +31,8 @@ const commandTypes: Partial<Record<NonNullable<SessionRequest["request"]["case"]
  * credentials, `permission_denied` for a key without the scope, a failure of the server
  * itself (store down) as what it is.
  */
-function authError(error: RozError): SessionResponse {
-  return responseToWire({ seq: 0, event: { type: "session_error", ...sessionErrorOf(error) } });
+function authError(error: RozError): SequencedEvent {
+  return { seq: 0, event: { type: "session_error", ...sessionErrorOf(error) } };
 }
 
 /** Lets the transport report a reset that happened together with the request EOF. */
@@ -42,12 +45,18 @@ const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve,
  */
 export function createStreamSession(deps: StreamSessionDeps) {
   return async function* streamSession(requests: AsyncIterable<SessionRequest>, ctx: HandlerContext): AsyncGenerator<SessionResponse> {
+    const format = encoderOf(ctx, deps.defaultEventFormat);
+    if ("refused" in format) {
+      yield* format.refused;
+      throw toConnectError(format.error);
+    }
+    const { encode } = format;
     let principal;
     try {
       principal = await deps.authenticate(ctx.requestHeader.get("authorization"), "sessions");
     } catch (err) {
       const error = toRozError(err);
-      yield authError(error);
+      yield* encode(authError(error));
       throw toConnectError(error);
     }
     const stream = new SessionStream(deps.session, deps.registry, principal);
@@ -94,7 +103,7 @@ export function createStreamSession(deps: StreamSessionDeps) {
     try {
       for await (const item of stream.output) {
         if (item.kind === "fatal") throw toConnectError(item.error);
-        yield responseToWire(item.item);
+        yield* encode(item.item);
       }
     } finally {
       ctx.signal.removeEventListener("abort", onAbort);

@@ -3,6 +3,7 @@ import type { PermissionRule } from "../agent/index.ts";
 import type { TokenUsage } from "../models/index.ts";
 import type { SequencedEvent, SessionEvent } from "../session/index.ts";
 import {
+  ApprovalRequestSchema,
   type PermissionRule as PbPermissionRule,
   PermissionRuleSchema,
   type SessionResponse,
@@ -10,7 +11,7 @@ import {
   TokenUsageSchema,
 } from "../gen/roz/v1/agent_pb.js";
 
-const u32 = (n: number): number => Math.max(0, Math.min(0xffffffff, Math.round(n)));
+export const u32 = (n: number): number => Math.max(0, Math.min(0xffffffff, Math.round(n)));
 
 export const usageToWire = (u: TokenUsage) =>
   create(TokenUsageSchema, {
@@ -63,14 +64,13 @@ function responseOf(event: SessionEvent): ResponseCase {
           ...(event.progress !== undefined ? { progress: event.progress } : {}),
           ...(event.approval !== undefined
             ? {
-                approval: {
-                  $typeName: "roz.v1.ApprovalRequest",
+                approval: create(ApprovalRequestSchema, {
                   toolCallId: event.approval.toolCallId,
                   toolName: event.approval.toolName,
                   parameters: event.approval.parameters as PbJsonObject,
                   reason: event.approval.reason,
                   timeoutMs: u32(event.approval.timeoutMs),
-                },
+                }),
               }
             : {}),
         },
@@ -80,6 +80,12 @@ function responseOf(event: SessionEvent): ResponseCase {
         case: "toolDenied",
         value: { $typeName: "roz.v1.ToolDenied", toolCallId: event.toolCallId, toolName: event.toolName, reason: event.reason, detail: event.detail },
       };
+    // Envelope-only events: in the flat format a response with nothing but its `seq`,
+    // which keeps the numbering gap-free (v0.2 clients skip it like any unknown variant).
+    case "approval_resolved":
+    case "model_call_completed":
+    case "session_completed":
+      return { case: undefined };
     case "context_compacted":
       return {
         case: "contextCompacted",
@@ -124,7 +130,10 @@ function responseOf(event: SessionEvent): ResponseCase {
   }
 }
 
-/** Maps one numbered session event to its `SessionResponse`. */
+/**
+ * Maps one numbered session event to its flat (v0.2) `SessionResponse`: what flat streams
+ * get and what the event log stores.
+ */
 export function responseToWire({ seq, event }: SequencedEvent): SessionResponse {
   return create(SessionResponseSchema, { seq: BigInt(seq), response: responseOf(event) });
 }

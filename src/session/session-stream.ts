@@ -71,7 +71,7 @@ export class SessionStream {
         return;
       }
       case "permission_decision": {
-        const delivery = session.agent.decidePermission(command.toolCallId, command.approved);
+        const delivery = session.agent.decidePermission(command.toolCallId, command.approved, command.modifier);
         if (delivery === "no_active_turn") return this.#error("no_active_turn", "no turn is running");
         if (delivery === "unknown") return this.#error("unknown_tool_call", `no tool call "${command.toolCallId}" is waiting for approval`);
         return;
@@ -230,7 +230,9 @@ export class SessionStream {
 
   /** The session was ended from outside this stream (REST DELETE): the stream ends with it. */
   #endedElsewhere(session: Session): void {
-    if (this.#session === session) this.#session = undefined;
+    // When this stream ends the session itself, it closes once the end is stored.
+    if (this.#session !== session) return;
+    this.#session = undefined;
     this.close();
   }
 

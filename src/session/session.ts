@@ -1,4 +1,5 @@
 import type { Agent, TurnInput } from "../agent/index.ts";
+import { addUsage, emptyUsage, type TokenUsage } from "../models/index.ts";
 import type { Principal, SessionDeps, SessionStatus } from "./ports.ts";
 import type { SequencedEvent, SessionEvent } from "./types.ts";
 
@@ -39,6 +40,11 @@ export class Session {
   #awaitingClient = false;
   /** The client half-closed: nothing it could answer will come any more. */
   #inputClosed = false;
+  /** Turns started so far; the running one's index while `#turnIndex` is set. */
+  #turns = 0;
+  #turnIndex: number | undefined;
+  /** Usage of every turn so far, reported when the session ends. */
+  #usage: TokenUsage = emptyUsage();
 
   constructor(init: { id: string; principal: Principal; model: string; agent: Agent; deps: SessionDeps }) {
     this.id = init.id;
@@ -101,10 +107,15 @@ export class Session {
       this.#held.push(event);
       return;
     }
-    const sequenced = { seq: ++this.#seq, event };
+    const sequenced = this.#sequenced(++this.#seq, event);
     // Pongs and keepalives belong to one stream: numbered, but never replayed.
     if (event.type !== "pong" && event.type !== "keepalive") this.#unflushed.push(sequenced);
     this.#deliver(sequenced);
+  }
+
+  #sequenced(seq: number, event: SessionEvent): SequencedEvent {
+    const turn = this.#turnIndex !== undefined ? { turnIndex: this.#turnIndex } : {};
+    return { seq, event, sessionId: this.id, at: Date.now(), ...turn };
   }
 
   #deliver(sequenced: SequencedEvent): void {
@@ -159,8 +170,10 @@ export class Session {
 
   /** Starts a turn; the caller checked that none is running. */
   startTurn(input: TurnInput): void {
+    this.#turnIndex = ++this.#turns;
     const run = this.#runTurn(input).finally(() => {
       this.#turn = undefined;
+      this.#turnIndex = undefined;
     });
     this.#turn = run;
   }
@@ -188,7 +201,8 @@ export class Session {
    */
   async #completeTurn(event: Extract<SessionEvent, { type: "turn_complete" }>): Promise<void> {
     this.#flushDelta();
-    const completed = { seq: this.#seq + 1, event };
+    this.#usage = addUsage(this.#usage, event.usage);
+    const completed = this.#sequenced(this.#seq + 1, event);
     const batch = [...this.#unflushed, completed];
     this.#held = [];
     let stored = false;
@@ -210,6 +224,8 @@ export class Session {
       this.emit({ type: "session_error", code: "internal", message: "the turn could not be stored", retryable: true });
       this.emit(event);
     }
+    // What follows turn_complete is outside the turn.
+    this.#turnIndex = undefined;
     for (const e of held) this.emit(e);
   }
 
@@ -229,6 +245,7 @@ export class Session {
     this.#setStatus(status);
     this.agent.cancelTurn(reason);
     await this.#turn;
+    this.emit({ type: "session_completed", status, reason, usage: this.#usage, turns: this.#turns });
     this.#sink = undefined;
     this.agent.dispose();
     const onEnded = this.#onEnded;

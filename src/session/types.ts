@@ -10,7 +10,8 @@ import type {
   PermissionRule,
   ToolOutcome,
 } from "../agent/index.ts";
-import type { ModelMessage } from "../models/index.ts";
+import type { JsonObject, ModelMessage, TokenUsage } from "../models/index.ts";
+import type { SessionStatus } from "./ports.ts";
 
 export interface StartCommand {
   type: "start";
@@ -44,7 +45,8 @@ export type SessionCommand =
   | { type: "cancel_session"; reason: string }
   | { type: "ping" }
   | { type: "feedback"; sessionId: string; messageId: string; rating: string }
-  | { type: "permission_decision"; toolCallId: string; approved: boolean }
+  /** `modifier`: merged into an approved call's arguments (session-behaviour.md §9). */
+  | { type: "permission_decision"; toolCallId: string; approved: boolean; modifier?: JsonObject }
   | { type: "register_tools"; source?: string; tools: ClientTool[]; systemContext?: string }
   /** Messages this server accepts but does not act on (WebRTC, cameras). */
   | { type: "unsupported"; name: string };
@@ -73,12 +75,23 @@ export type SessionEvent =
   | { type: "session_error"; code: SessionErrorCode; message: string; retryable: boolean }
   | { type: "keepalive"; tokensUsed?: number; tokensMax?: number }
   | { type: "pong" }
-  | { type: "presence"; level: "full" | "mini" | "hidden"; reason: string };
+  | { type: "presence"; level: "full" | "mini" | "hidden"; reason: string }
+  /** The last event of a session: how it ended and the tokens of all its turns. */
+  | { type: "session_completed"; status: Exclude<SessionStatus, "active" | "detached">; reason: string; usage: TokenUsage; turns: number };
 
-/** A session event with its per-session sequence number (1-based, gap-free). */
+/**
+ * A session event with its per-session sequence number (1-based, gap-free). Events a
+ * session numbered also say whose they are, when they happened and, for the events of a
+ * turn (its first to its `turn_complete`), the turn's index (1-based); stream-local
+ * answers before `start` (seq 0) have none of these.
+ */
 export interface SequencedEvent {
   seq: number;
   event: SessionEvent;
+  sessionId?: string;
+  /** Server time in ms since the epoch. */
+  at?: number;
+  turnIndex?: number;
 }
 
 export type AgentModeInput = AgentMode;

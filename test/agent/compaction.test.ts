@@ -48,6 +48,8 @@ describe("compaction", () => {
     const [e] = events;
     expect(e!.messagesBefore).toBe(history.length + 1);
     expect(e!.messagesAfter).toBe(history.length + 1);
+    // One tool-result message of the old turn r1 was rewritten.
+    expect(e!.messagesAffected).toBe(1);
     expect(e!.tokensBefore).toBeGreaterThan(0.5 * maxContextTokens);
     expect(e!.tokensAfter).toBeLessThan(0.5 * maxContextTokens);
     // The model call already saw the cleared history; the events precede turn_complete.
@@ -112,6 +114,8 @@ describe("compaction", () => {
     expectConsistent(events, history.length + 1);
     const summary = events[2]!;
     expect(summary.summary).toBe("SUMMARY: the user asked about s1 and long things.");
+    // Everything before the last two turns was summarised into one pair.
+    expect(summary.messagesAffected).toBe(summary.messagesBefore - summary.messagesAfter + 2);
     expect(summary.tokensAfter).toBeLessThan(0.85 * maxContextTokens);
     // Kept: the summary pair, the last two turns (user+assistant, and the new prompt).
     expect(summary.messagesAfter).toBe(2 + 2 + 1);

@@ -20,8 +20,15 @@ describe("tool round trip", () => {
     expect(done.stopReason).toBe("end_turn");
     expect(done.usage).toEqual({ inputTokens: 250, outputTokens: 30, cacheReadTokens: 70, cacheCreationTokens: 5 });
     expect(run.events.map((e) => e.type)).toEqual([
-      "activity", "text_delta", "activity", "tool_request", "activity", "text_delta", "activity", "turn_complete",
+      "activity", "text_delta", "model_call_completed", "activity", "tool_request",
+      "activity", "text_delta", "model_call_completed", "activity", "turn_complete",
     ]);
+    // Each model call is reported with its own usage, cache hits and finish reason.
+    expect(run.of("model_call_completed").map((c) => [c.usage.inputTokens, c.usage.cacheReadTokens, c.stopReason])).toEqual([
+      [100, 30, "tool_use"],
+      [150, 40, "end_turn"],
+    ]);
+    expect(run.of("model_call_completed")[0]).toMatchObject({ model: "test/model", modelId: "model", provider: "test", latencyMs: expect.any(Number) });
     expect(run.of("activity").map((a) => [a.state, a.detail])).toEqual([["thinking", ""], ["calling_tool", "read_file"], ["thinking", ""], ["idle", ""]]);
     expect(run.of("text_delta").every((d) => d.messageId === done.messageId)).toBe(true);
 

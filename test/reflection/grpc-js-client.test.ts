@@ -86,6 +86,12 @@ describe.each<ReflectionVersion>(["v1", "v1alpha"])("grpc.reflection.%s", (versi
     ["roz.v1.SessionRequest.start", agentFile],
     ["roz.v1.AgentPlacement", agentFile],
     ["roz.v1.AGENT_PLACEMENT_CLOUD", agentFile],
+    // Upstream's session event envelope (SessionResponse field 19) and the approval modifier.
+    ["roz.v1.SessionEventEnvelope", agentFile],
+    ["roz.v1.SessionEventEnvelope.model_call_completed", agentFile],
+    ["roz.v1.ModelCallCompletedPayload", agentFile],
+    ["roz.v1.SessionResponse.session_event", agentFile],
+    ["roz.v1.PermissionDecision.modifier", agentFile],
     ["google.protobuf.Struct", structFile],
     ["google.protobuf.Timestamp", timestampFile],
     ["grpc.reflection.v1alpha.ServerReflection", "grpc/reflection/v1alpha/reflection.proto"],

@@ -33,7 +33,7 @@ function inProcess(authenticate: RpcAuthenticator = async () => ({ tenantId: "ac
   };
   const openStreams = new Set<SessionStream>();
   const transport = createRouterTransport(({ service }) => {
-    service(AgentService, createAgentService({ session, registry, authenticate, openStreams }));
+    service(AgentService, createAgentService({ session, registry, authenticate, openStreams, defaultEventFormat: "flat" }));
   });
   return { client: createClient(AgentService, transport), persistence, registry };
 }

@@ -127,7 +127,8 @@ export interface BidiCall<Req, Res> {
   cancel(): void;
 }
 
-function wrapDuplex<Req, Res>(call: grpc.ClientDuplexStream<Req, Res>): BidiCall<Req, Res> {
+/** Reads a grpc-js duplex call's responses into a queue; any proto's client can use it. */
+export function wrapDuplex<Req, Res>(call: grpc.ClientDuplexStream<Req, Res>): BidiCall<Req, Res> {
   let finalStatus: grpc.StatusObject | undefined;
   const responses = new MessageQueue<Res>(() => new StreamEndedError(finalStatus));
   const status = new Promise<grpc.StatusObject>((resolve) =>
