@@ -1,15 +1,17 @@
-import type { ActivityState, AgentEvent } from "./types.ts";
+import type { ActivityState, AgentEvent, ApprovalDetails } from "./types.ts";
 
 /**
  * Emits `activity` events. Every change of state or detail is emitted; only an exact
  * repeat of the last emitted (state, detail) is coalesced (session-behaviour.md §5).
  */
-export function createActivityReporter(emit: (event: AgentEvent) => void): (state: ActivityState, detail?: string) => void {
+export function createActivityReporter(
+  emit: (event: AgentEvent) => void,
+): (state: ActivityState, detail?: string, approval?: ApprovalDetails) => void {
   let last: string | undefined;
-  return (state, detail = "") => {
+  return (state, detail = "", approval) => {
     const key = `${state}\u0000${detail}`;
     if (key === last) return;
     last = key;
-    emit({ type: "activity", state, detail });
+    emit({ type: "activity", state, detail, ...(approval ? { approval } : {}) });
   };
 }

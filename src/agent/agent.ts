@@ -9,7 +9,7 @@ import { TokenCounter } from "./tokens.ts";
 import { ToolCallIds } from "./tool-call-ids.ts";
 import { applyRegistration, mergeByName } from "./tool-registry.ts";
 import { TurnTally } from "./turn-tally.ts";
-import type { Agent, AgentEvent, AgentOptions, ClientTool, Delivery, PermissionRule, ToolOutcome, TurnInput } from "./types.ts";
+import type { Agent, AgentEvent, AgentOptions, ClientTool, Delivery, PermissionRule, ServerTool, ToolOutcome, TurnInput } from "./types.ts";
 
 /** The state that exists only while a turn runs. */
 interface RunningTurn {
@@ -34,6 +34,9 @@ class SessionAgent implements Agent {
   #history: ModelMessage[];
   #tools: ClientTool[];
   #pendingSystemContext: string | undefined;
+  readonly #serverTools: ReadonlyMap<string, ServerTool>;
+  /** The server tools as the model is offered them (after the client tools, so they win a name clash). */
+  readonly #serverToolList: ClientTool[];
   #turn: RunningTurn | undefined;
   #disposed = false;
 
@@ -43,6 +46,15 @@ class SessionAgent implements Agent {
     this.#history = [...options.history];
     this.#ids = new ToolCallIds(this.#history);
     this.#tools = mergeByName([], options.tools);
+    const serverTools = options.serverTools ?? [];
+    this.#serverTools = new Map(serverTools.map((t) => [t.name, t]));
+    this.#serverToolList = serverTools.map((t) => ({
+      name: t.name,
+      description: t.description,
+      parametersSchema: t.parametersSchema,
+      timeoutMs: 0,
+      category: "pure",
+    }));
   }
 
   get permissions(): PermissionRule[] {
@@ -86,7 +98,8 @@ class SessionAgent implements Agent {
       maxContextTokens: options.maxContextTokens,
       system: assembleSystem({ mode: input.mode, instructions: options.instructions, projectContext: options.projectContext, systemContext }),
       history: this.#history,
-      tools: () => turnTools ?? this.#tools,
+      tools: () => mergeByName(turnTools ?? this.#tools, this.#serverToolList),
+      serverTools: this.#serverTools,
       evaluator: this.#evaluator,
       ids: this.#ids,
       tokens: this.#tokens,
@@ -133,6 +146,10 @@ class SessionAgent implements Agent {
   registerTools(source: string | undefined, tools: ClientTool[], systemContext?: string): void {
     this.#tools = applyRegistration(this.#tools, source, tools);
     if (systemContext !== undefined && systemContext !== "") this.#pendingSystemContext = systemContext;
+  }
+
+  clientTools(): ClientTool[] {
+    return [...this.#tools];
   }
 
   contextTokens(): number {

@@ -14,7 +14,7 @@ import { dispatchTools } from "./tool-dispatch.ts";
 import { awaitApprovals, needsApproval, screenCalls, type PlannedCall, type Screening, type Verdict } from "./tool-gate.ts";
 import { assistantMessage, toolResultMessage } from "./turn-messages.ts";
 import { TurnTally } from "./turn-tally.ts";
-import type { AgentEvent, AgentLimits, ClientTool, StopReason, ToolOutcome, TurnInput, TurnRecord } from "./types.ts";
+import type { AgentEvent, AgentLimits, ClientTool, ServerTool, StopReason, ToolOutcome, TurnInput, TurnRecord } from "./types.ts";
 
 /** Everything one turn needs, fixed for the turn except `tools()` (registrations may land mid-turn). */
 export interface TurnDeps {
@@ -31,6 +31,8 @@ export interface TurnDeps {
   ids: ToolCallIds;
   tokens: TokenCounter;
   results: PendingMap<ToolOutcome>;
+  /** Tools run by the server instead of the client, by name. */
+  serverTools: ReadonlyMap<string, ServerTool>;
   approvals: PendingMap<boolean>;
   signal: AbortSignal;
   emit: (event: AgentEvent) => void;
@@ -184,7 +186,14 @@ class TurnLoop {
       approvals: deps.approvals,
       approvalTimeoutMs: deps.limits.approvalTimeoutMs,
       signal: deps.signal,
-      onAsk: (id) => this.#activity("waiting_approval", id),
+      onAsk: (call, reason) =>
+        this.#activity("waiting_approval", call.id, {
+          toolCallId: call.id,
+          toolName: call.name,
+          parameters: call.parameters,
+          reason,
+          timeoutMs: deps.limits.approvalTimeoutMs,
+        }),
     });
     return { kind: "awaiting_tools", purpose: step.purpose, calls: step.calls, verdicts };
   }
@@ -193,6 +202,7 @@ class TurnLoop {
     const deps = this.#deps;
     const done = await dispatchTools(step.calls, step.verdicts, {
       results: deps.results,
+      serverTools: deps.serverTools,
       signal: deps.signal,
       defaultTimeoutMs: deps.limits.defaultToolTimeoutMs,
       resultMaxTokens: deps.limits.toolResultMaxTokens,

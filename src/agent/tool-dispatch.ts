@@ -1,4 +1,4 @@
-import type { AgentEvent, ToolCallRecord, ToolOutcome } from "./types.ts";
+import type { AgentEvent, ServerTool, ToolCallRecord, ToolOutcome } from "./types.ts";
 import type { PendingMap } from "./pending.ts";
 import type { PlannedCall, Verdict } from "./tool-gate.ts";
 import { toolTimeoutMs } from "./tool-registry.ts";
@@ -13,6 +13,7 @@ export interface DispatchedCall {
 
 export interface DispatchDeps {
   results: PendingMap<ToolOutcome>;
+  serverTools: ReadonlyMap<string, ServerTool>;
   signal: AbortSignal;
   defaultTimeoutMs: number;
   /** Token budget of one result for the model (head+tail cut beyond it). */
@@ -60,6 +61,16 @@ async function runOne(call: PlannedCall, permission: "allowed" | "approved", dep
   });
   if (deps.signal.aborted) return failed("cancelled", "cancelled");
 
+  const serverTool = deps.serverTools.get(call.name);
+  if (serverTool !== undefined) {
+    deps.onRequest(call.name);
+    const outcome = await runServerTool(serverTool, call, deps.signal);
+    if (deps.signal.aborted) return failed("cancelled", "cancelled");
+    return {
+      result: { id: call.id, name: call.name, content: contentForModel(outcome, deps.resultMaxTokens), isError: !outcome.success },
+      record: { ...base, permission, outcome, endedAt: Date.now() },
+    };
+  }
   const timeoutMs = toolTimeoutMs(call.tool!, deps.defaultTimeoutMs);
   // Register the wait before announcing the request: a client may answer at once.
   const settled = deps.results.wait(call.id, timeoutMs, deps.signal);
@@ -73,6 +84,17 @@ async function runOne(call: PlannedCall, permission: "allowed" | "approved", dep
     result: { id: call.id, name: call.name, content: contentForModel(outcome, deps.resultMaxTokens), isError: !outcome.success },
     record: { ...base, permission, outcome, endedAt: Date.now() },
   };
+}
+
+/** A server tool's outcome; a throw becomes a failed result (the model sees the message). */
+async function runServerTool(tool: ServerTool, call: PlannedCall, signal: AbortSignal): Promise<ToolOutcome> {
+  const startedAt = Date.now();
+  try {
+    return await tool.run(call.parameters, signal);
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    return { success: false, result: message, truncated: false, durationMs: Date.now() - startedAt };
+  }
 }
 
 /** The result text the model sees: cut head+tail to the budget, with the exit code of a failure. */

@@ -16,7 +16,7 @@ export type Verdict =
   | { run: false; permission: Exclude<PermissionOutcome, "allowed" | "approved">; message: string };
 
 /** The first, synchronous answer of the policy for one call: `ask` needs the client. */
-export type Screening = Verdict | { ask: true };
+export type Screening = Verdict | { ask: true; reason: string };
 
 /**
  * Applies the policy to each call (session-behaviour.md §3, §4): an unknown tool is
@@ -41,7 +41,7 @@ export function screenCalls(calls: readonly PlannedCall[], evaluator: Permission
       const reason = rule.reason !== undefined && rule.reason !== "" ? `: ${rule.reason}` : "";
       return { run: false, permission: "policy_denied", message: `tool "${call.name}" is not permitted${reason}` };
     }
-    return { ask: true };
+    return { ask: true, reason: rule.reason !== undefined && rule.reason !== "" ? rule.reason : `tool "${call.name}" needs your approval` };
   });
 }
 
@@ -50,7 +50,7 @@ export interface ApprovalDeps {
   approvalTimeoutMs: number;
   signal: AbortSignal;
   /** Announces each question: `activity{waiting_approval, detail: toolCallId}`. */
-  onAsk: (toolCallId: string) => void;
+  onAsk: (call: PlannedCall, reason: string) => void;
 }
 
 /**
@@ -62,7 +62,7 @@ export async function awaitApprovals(calls: readonly PlannedCall[], screenings: 
   const waits = calls.map((call, i) => {
     const s = screenings[i]!;
     if (!("ask" in s)) return Promise.resolve(s);
-    deps.onAsk(call.id);
+    deps.onAsk(call, s.reason);
     return deps.approvals.wait(call.id, deps.approvalTimeoutMs, deps.signal).then((settled): Verdict => {
       if (settled.kind === "value" && settled.value) return { run: true, permission: "approved" };
       if (settled.kind === "value") return { run: false, permission: "denied", message: `the user denied permission to run tool "${call.name}"` };

@@ -15,6 +15,28 @@ export interface ClientTool {
   category: ToolCategory;
 }
 
+/**
+ * A tool the server runs itself (the team tools): offered to the model and screened by the
+ * permission rules like a client tool, but never sent to the client, which only sees the
+ * `calling_tool` activity. `run` owns no timeout; it must settle when `signal` aborts.
+ */
+export interface ServerTool {
+  name: string;
+  description: string;
+  parametersSchema: JsonObject;
+  run(parameters: JsonObject, signal: AbortSignal): Promise<ToolOutcome>;
+}
+
+/** What a `waiting_approval` activity asks to approve. */
+export interface ApprovalDetails {
+  toolCallId: string;
+  toolName: string;
+  parameters: JsonObject;
+  /** The matching rule's reason, or a default text. */
+  reason: string;
+  timeoutMs: number;
+}
+
 export type PermissionPolicy = "allow" | "require_confirmation" | "deny";
 
 /** A rule the server enforces; `toolPattern` is a glob over tool names. First match wins. */
@@ -107,7 +129,7 @@ export type AgentEvent =
   | { type: "text_delta"; messageId: string; text: string }
   | { type: "thinking_delta"; messageId: string; text: string }
   | { type: "tool_request"; toolCallId: string; toolName: string; parameters: JsonObject; timeoutMs: number }
-  | { type: "activity"; state: ActivityState; detail: string; progress?: number }
+  | { type: "activity"; state: ActivityState; detail: string; progress?: number; approval?: ApprovalDetails }
   | {
       type: "context_compacted";
       level: "tool_results" | "thinking" | "summary";
@@ -145,6 +167,8 @@ export interface AgentOptions {
   /** Environment rules; the defaults of §4 apply after them. */
   permissions: PermissionRule[];
   limits: AgentLimits;
+  /** Tools the server runs (they replace client tools of the same name). */
+  serverTools?: ServerTool[];
   /**
    * Receives the cause of every `agent_error` (and of failures after-turn compaction
    * swallowed), for logs: clients only get a generic message.
@@ -174,6 +198,8 @@ export interface Agent {
   /** Aborts the running turn (no-op without one); it ends with `turn_complete{cancelled}`. */
   cancelTurn(reason: string): void;
   registerTools(source: string | undefined, tools: ClientTool[], systemContext?: string): void;
+  /** The session's client tools now (registrations applied; server tools not included). */
+  clientTools(): ClientTool[];
   /** Tokens the current history takes, counted with the tokenizer. */
   contextTokens(): number;
   readonly maxContextTokens: number;

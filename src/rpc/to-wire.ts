@@ -42,6 +42,7 @@ function responseOf(event: SessionEvent): ResponseCase {
     case "thinking_delta":
       return { case: "thinkingDelta", value: { $typeName: "roz.v1.ThinkingDelta", messageId: event.messageId, content: event.text } };
     case "tool_request":
+    case "worker_tool_request":
       return {
         case: "toolRequest",
         value: {
@@ -50,9 +51,11 @@ function responseOf(event: SessionEvent): ResponseCase {
           toolName: event.toolName,
           parameters: event.parameters as PbJsonObject,
           timeoutMs: u32(event.timeoutMs),
-          workerId: "",
+          workerId: event.type === "worker_tool_request" ? event.workerId : "",
         },
       };
+    case "team_started":
+      return { case: "teamStarted", value: { $typeName: "roz.v1.TeamStarted", taskId: event.taskId } };
     case "activity":
       return {
         case: "activityUpdate",
@@ -61,6 +64,18 @@ function responseOf(event: SessionEvent): ResponseCase {
           state: event.state,
           detail: event.detail,
           ...(event.progress !== undefined ? { progress: event.progress } : {}),
+          ...(event.approval !== undefined
+            ? {
+                approval: {
+                  $typeName: "roz.v1.ApprovalRequest",
+                  toolCallId: event.approval.toolCallId,
+                  toolName: event.approval.toolName,
+                  parameters: event.approval.parameters as PbJsonObject,
+                  reason: event.approval.reason,
+                  timeoutMs: u32(event.approval.timeoutMs),
+                },
+              }
+            : {}),
         },
       };
     case "context_compacted":

@@ -10,7 +10,7 @@ import type {
   PermissionRule,
   ToolOutcome,
 } from "../agent/index.ts";
-import type { ModelMessage } from "../models/index.ts";
+import type { JsonObject, ModelMessage } from "../models/index.ts";
 
 export interface StartCommand {
   type: "start";
@@ -68,7 +68,11 @@ export type SessionEvent =
   | { type: "session_error"; code: SessionErrorCode; message: string; retryable: boolean }
   | { type: "keepalive"; tokensUsed?: number; tokensMax?: number }
   | { type: "pong" }
-  | { type: "presence"; level: "full" | "mini" | "hidden"; reason: string };
+  | { type: "presence"; level: "full" | "mini" | "hidden"; reason: string }
+  /** The session's agent spawned its first worker: the client can watch the task. */
+  | { type: "team_started"; taskId: string }
+  /** A worker's client-tool call, sent to the parent session's client. */
+  | { type: "worker_tool_request"; workerId: string; toolCallId: string; toolName: string; parameters: JsonObject; timeoutMs: number };
 
 /** A session event with its per-session sequence number (1-based, gap-free). */
 export interface SequencedEvent {
