@@ -22,6 +22,11 @@ import { metricsRoutes } from "../../routes/metrics.ts";
 import { sessionRoutes } from "../../routes/sessions.ts";
 import { type Authenticator, registerRestAuth } from "../auth/index.ts";
 import { openStore, type Store } from "../store/index.ts";
+import { createMemoryBus, type EventBus } from "../bus/index.ts";
+import { Teams } from "../teams/index.ts";
+import { encodeTeamEvent } from "../rpc/index.ts";
+import { taskRoutes } from "../../routes/tasks.ts";
+import { teamExtension } from "./team-wiring.ts";
 import { createAuthenticator } from "./auth-setup.ts";
 import { createMetrics } from "./metrics.ts";
 import { createRateLimits } from "./rate-limit.ts";
@@ -41,6 +46,8 @@ export interface AppOverrides {
   authenticate?: RpcAuthenticator;
   /** A store the caller owns (not closed by `close()`); default: opened from `Config`. */
   store?: Store;
+  /** A bus the caller owns (not closed by `close()`); default: the in-memory bus. */
+  bus?: EventBus;
 }
 
 export interface App {
@@ -49,6 +56,7 @@ export interface App {
   readonly models: ModelCatalog;
   readonly registry: SessionRegistry;
   readonly store: Store;
+  readonly teams: Teams;
   /** Listens on the configured host and port; resolves with the base URL. */
   listen(): Promise<string>;
   /** Stops accepting, drains streams for the grace period, then closes everything. */
@@ -125,6 +133,33 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   const persistence = overrides.persistence ?? storePersistence(store, config.nodeId, (op, run) => metrics.observeStore(op, run));
   const rateLimits = createRateLimits(config);
 
+  const bus = overrides.bus ?? createMemoryBus();
+  const teams = new Teams({
+    store,
+    bus,
+    encode: encodeTeamEvent,
+    models,
+    createAgent,
+    agentLimits: limits,
+    defaultPermissions,
+    defaultMaxContextTokens: config.maxContextTokens,
+    limits: {
+      workersPerTask: config.teamMaxWorkersPerTask,
+      runningWorkersPerTenant: config.teamMaxRunningWorkersPerTenant,
+      maxSpawnDepth: config.teamMaxSpawnDepth,
+      workerTimeoutMs: config.workerTimeoutMs,
+    },
+    nodeId: config.nodeId,
+    log: app.log,
+  });
+  try {
+    const recovered = await teams.recover();
+    if (recovered > 0) app.log.warn({ tasks: recovered }, "ended tasks of a previous run: their workers failed with timeout");
+  } catch (err) {
+    await closeStore();
+    throw err;
+  }
+
   const registry = new SessionRegistry();
   const openStreams = new Set<SessionStream>();
   let draining = false;
@@ -140,6 +175,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     log: app.log,
     metrics: metrics.session,
     allowSessionStart: (principal) => rateLimits.allowSessionStart(principal),
+    extend: teamExtension(teams),
   };
 
   registerRestErrors(app);
@@ -167,7 +203,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   });
   await app.register(fastifyConnectPlugin, {
     routes: (router) => {
-      router.service(AgentService, createAgentService({ session: sessionDeps, registry, authenticate, openStreams }));
+      router.service(AgentService, createAgentService({ session: sessionDeps, registry, authenticate, openStreams, teams }));
       registerReflection(router, [AgentService]);
     },
     readMaxBytes: config.maxMessageBytes,
@@ -201,12 +237,13 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       defaultModel: models.defaultModel,
       providers: models.providers().map((p: { name: string }) => p.name),
       store: store.kind,
-      bus: "memory",
+      bus: bus.kind,
     }),
   });
   await app.register(openapiRoutes);
   await app.register(environmentRoutes, { store, models });
   await app.register(sessionRoutes, { store, registry });
+  await app.register(taskRoutes, { teams });
   await app.register(keyRoutes, { store, onKeyCreated: () => authenticator.keysChanged() });
   await app.register(metricsRoutes, { registry: metrics.registry });
 
@@ -222,6 +259,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     models,
     registry,
     store,
+    teams,
     async listen() {
       await app.listen({ host: config.host, port: config.port });
       const address = app.server.address();
@@ -236,7 +274,9 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
         for (const stream of openStreams) stream.shutdown();
       });
       await Promise.all(registry.all().map((s) => registry.end(s, "cancelled", "server shut down")));
+      await teams.close();
       await app.close();
+      if (!overrides.bus) await bus.close();
       await closeStore();
     },
   };

@@ -3,3 +3,4 @@ export { toConnectError } from "./connect-errors.ts";
 export { responseToWire, usageToWire, ruleToWire } from "./to-wire.ts";
 export { rawRequestKey, type RawRequestInfo, type RpcAuthenticator } from "./context-values.ts";
 export type { StreamSessionDeps } from "./stream-session.ts";
+export { encodeTeamEvent, teamEventToWire } from "./team-to-wire.ts";

@@ -1,6 +1,7 @@
 import type { HandlerContext } from "@connectrpc/connect";
 import { type RozError, toRozError } from "../errors/index.ts";
 import { type SessionCommand, type SessionDeps, SessionRegistry, SessionStream, sessionErrorOf } from "../session/index.ts";
+import type { Teams } from "../teams/index.ts";
 import type { SessionRequest, SessionResponse } from "../gen/roz/v1/agent_pb.js";
 import { fromConnectError, toConnectError } from "./connect-errors.ts";
 import { rawRequestKey, type RpcAuthenticator } from "./context-values.ts";
@@ -13,6 +14,8 @@ export interface StreamSessionDeps {
   authenticate: RpcAuthenticator;
   /** Open streams, so that shutdown can end them. */
   openStreams: Set<SessionStream>;
+  /** Tasks, for WatchTeam. */
+  teams: Pick<Teams, "watch">;
 }
 
 /** The command a request would have become, for the cases whose decoding can fail. */
