@@ -37,6 +37,9 @@ async function openSession(): Promise<SessionCall> {
   return call;
 }
 
+/** The tenant of an open server (ROZ_AUTH=disabled). */
+const openTenant = () => server.app.store.ensureTenant("default");
+
 const spawn = (id: string, args: Record<string, unknown>) => ({ tool_call: { id, name: "spawn_worker", arguments: args } });
 
 describe("a session spawns workers", () => {
@@ -147,10 +150,13 @@ describe("a session spawns workers", () => {
     const w = watch(server.url, taskId);
     expect(await w.done).toBeUndefined();
     const messages = await api.get(`/v1/sessions/${(await api.get(`/v1/tasks/${taskId}`)).json.session_id}/messages?format=turns`);
-    const calls = messages.json.turns[0].tool_calls as { name: string; outcome?: { result: string } }[];
-    const waited = JSON.parse(calls.find((c) => c.name === "wait_for_workers")!.outcome!.result);
+    const calls = messages.json.turns[0].tool_calls as { name: string; result: string }[];
+    const waited = JSON.parse(calls.find((c) => c.name === "wait_for_workers")!.result);
     expect(waited.workers).toEqual([{ worker_id: expect.any(String), status: "completed", result: "tried" }]);
     const task = (await api.get(`/v1/tasks/${taskId}`)).json;
     expect(task.workers).toHaveLength(1);
+    // What the worker's spawn_worker call answered, from its stored transcript.
+    const [stored] = (await server.app.store.listWorkers((await openTenant()).id, taskId))!;
+    expect(JSON.stringify(stored!.transcript)).toContain("resource_exhausted: workers at depth 1 may not spawn workers");
   }, 60_000);
 });
