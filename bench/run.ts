@@ -4,17 +4,19 @@
  * value and OK/MISS. The machine is shared and noisy, so nothing here fails on a timing:
  * the exit code is 0 unless a section crashed (then 1, after the other sections ran).
  *
- * Sections: transport (issue 3), session (issue 4), persistence (issue 5).
+ * Sections: transport (issue 3), session (issue 4), persistence (issue 5), teams.
  */
 import { runPersistence } from "./persistence.ts";
 import { runSession } from "./session.ts";
 import { type BenchOptions, printTable, type Row, within } from "./support.ts";
+import { runTeams } from "./teams.ts";
 import { runTransport } from "./transport.ts";
 
 const sections: Record<string, { title: string; run: (options: BenchOptions) => Promise<Row[]> }> = {
   transport: { title: "transport (issue 3): StreamSession ping/pong", run: runTransport },
   session: { title: "session (issue 4): deltas, latency, tools, idle memory", run: runSession },
   persistence: { title: "persistence (issue 5): turns stored, turn latency", run: runPersistence },
+  teams: { title: "teams: TeamEvents to watchers, WatchTeam replay", run: runTeams },
 };
 
 const usage = `usage: npm run bench -- [--quick] [--profile] [${Object.keys(sections).join("|")}]…`;
