@@ -1,3 +1,4 @@
+import { hostname } from "node:os";
 import type { AgentEvent, AgentMode, ClientTool, PermissionRule, ServerTool, TurnRecord } from "../agent/index.ts";
 import type { ModelMessage, ResolvedModel, TokenUsage } from "../models/index.ts";
 import type { ParentSession, TeamsDeps } from "./ports.ts";
@@ -75,7 +76,7 @@ export class WorkerRun {
   async #run(): Promise<WorkerEnding> {
     const { spec } = this;
     const deps = this.#deps;
-    void this.#log.append({ type: "worker_started", workerId: spec.id, hostId: deps.nodeId ?? "" });
+    void this.#log.append({ type: "worker_started", workerId: spec.id, hostId: deps.nodeId ?? hostname() });
     let usage = ZERO_USAGE;
     let transcript: ModelMessage[] = [];
     let ending: WorkerEnding;
