@@ -265,7 +265,6 @@ export class Session {
     this.agent.dispose();
     const onEnded = this.#onEnded;
     this.#onEnded = undefined;
-    onEnded?.();
     const events = this.#unflushed;
     this.#unflushed = [];
     try {
@@ -274,6 +273,8 @@ export class Session {
     } catch (err) {
       this.#deps.log.error({ err, sessionId: this.id }, "could not persist session end");
     }
+    // The stream ends only once the end is stored: a client that saw it end can read the status.
+    onEnded?.();
   }
 
   #setStatus(status: SessionStatus): void {
