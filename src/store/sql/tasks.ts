@@ -131,11 +131,12 @@ export function taskRepo({ db, now }: StoreContext): TaskStore {
     appendTeamEvents(tenantId, taskId, events) {
       return conflictAs(db.dialect, "a team event with this sequence number is already stored", () =>
         db.transaction(async (tx) => {
-          if (!(await ownsTask(tx, tenantId, taskId))) return false;
-          if (events.length === 0) return true;
+          const last = Math.max(0, ...events.map((e) => e.seq));
+          // The tenant check and the new last seq in one statement: this runs for every batch.
+          const owned = await tx.run("UPDATE tasks SET last_seq = CASE WHEN last_seq < ? THEN ? ELSE last_seq END, updated_at = ? WHERE id = ? AND tenant_id = ?",
+            [last, last, now(), taskId, tenantId],);
+          if (owned === 0) return false;
           await insertRows(tx, "team_events", ["task_id", "seq", "payload", "created_at"], events.map((e) => [taskId, e.seq, e.payload, e.createdAt]));
-          const last = Math.max(...events.map((e) => e.seq));
-          await tx.run("UPDATE tasks SET last_seq = ?, updated_at = ? WHERE id = ? AND last_seq < ?", [last, now(), taskId, last]);
           return true;
         }),
       );
