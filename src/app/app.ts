@@ -162,6 +162,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
 
   const registry = new SessionRegistry();
   const openStreams = new Set<SessionStream>();
+  const openWatches = new Set<AbortController>();
   let draining = false;
   const sessionDeps: SessionDeps = {
     models,
@@ -203,7 +204,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   });
   await app.register(fastifyConnectPlugin, {
     routes: (router) => {
-      router.service(AgentService, createAgentService({ session: sessionDeps, registry, authenticate, openStreams, teams }));
+      router.service(AgentService, createAgentService({ session: sessionDeps, registry, authenticate, openStreams, teams, openWatches }));
       registerReflection(router, [AgentService]);
     },
     readMaxBytes: config.maxMessageBytes,
@@ -272,6 +273,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       clearInterval(pruneTimer);
       await onePort?.drain(config.shutdownGraceMs, () => {
         for (const stream of openStreams) stream.shutdown();
+        for (const watch of openWatches) watch.abort();
       });
       await Promise.all(registry.all().map((s) => registry.end(s, "cancelled", "server shut down")));
       await teams.close();

@@ -16,6 +16,8 @@ export interface StreamSessionDeps {
   openStreams: Set<SessionStream>;
   /** Tasks, for WatchTeam. */
   teams: Pick<Teams, "watch">;
+  /** Open WatchTeam calls, so that shutdown can end them. */
+  openWatches: Set<AbortController>;
 }
 
 /** The command a request would have become, for the cases whose decoding can fail. */

@@ -1,4 +1,5 @@
 // Cancelling workers: DELETE /v1/tasks, the parent session ending, the worker time limit, a denied physical tool.
+import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai/index.ts";
 import { createGrpcJsClient, req, type RozGrpcJsClient } from "../support/grpc-js-client.ts";
@@ -138,5 +139,16 @@ describe("the parent session ending", () => {
     await fake.requests[before]!.closed;
     expect(fake.requests[before]!.aborted).toBe(true);
     expect((await api.get(`/v1/tasks/${taskId}`)).json.status).toBe("cancelled");
+  });
+});
+
+describe("shutdown", () => {
+  it("a watcher of a running task gets a retryable UNAVAILABLE once the shutdown grace period is over", async () => {
+    const own = await startServer({ ROZ_SHUTDOWN_GRACE_MS: "300" });
+    const created = await client(own).post("/v1/tasks", { body: { prompt: script([[{ delay_ms: 60_000 }]]) } });
+    const w = watch(own.url, created.json.id);
+    await w.until((e) => e.event.case === "workerPhase");
+    await own.close();
+    expect((await w.done)?.code).toBe(Code.Unavailable);
   });
 });
