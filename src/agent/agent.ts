@@ -46,7 +46,8 @@ class SessionAgent implements Agent {
     this.#history = [...options.history];
     this.#ids = new ToolCallIds(this.#history);
     this.#tools = mergeByName([], options.tools);
-    const serverTools = options.serverTools ?? [];
+    // A server tool the rules deny outright is not offered at all.
+    const serverTools = (options.serverTools ?? []).filter((t) => this.#evaluator.decide({ name: t.name, category: "pure" }).policy !== "deny");
     this.#serverTools = new Map(serverTools.map((t) => [t.name, t]));
     this.#serverToolList = serverTools.map((t) => ({
       name: t.name,
