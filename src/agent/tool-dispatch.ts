@@ -59,17 +59,17 @@ async function runOne(call: PlannedCall, permission: "allowed" | "approved", dep
     result: { id: call.id, name: call.name, content: message, isError: true },
     record: { ...base, permission: perm, error: message, endedAt: Date.now() },
   });
+  const answered = (outcome: ToolOutcome): DispatchedCall => ({
+    result: { id: call.id, name: call.name, content: contentForModel(outcome, deps.resultMaxTokens), isError: !outcome.success },
+    record: { ...base, permission, outcome, endedAt: Date.now() },
+  });
   if (deps.signal.aborted) return failed("cancelled", "cancelled");
 
   const serverTool = deps.serverTools.get(call.name);
   if (serverTool !== undefined) {
     deps.onRequest(call.name);
     const outcome = await runServerTool(serverTool, call, deps.signal);
-    if (deps.signal.aborted) return failed("cancelled", "cancelled");
-    return {
-      result: { id: call.id, name: call.name, content: contentForModel(outcome, deps.resultMaxTokens), isError: !outcome.success },
-      record: { ...base, permission, outcome, endedAt: Date.now() },
-    };
+    return deps.signal.aborted ? failed("cancelled", "cancelled") : answered(outcome);
   }
   const timeoutMs = toolTimeoutMs(call.tool!, deps.defaultTimeoutMs);
   // Register the wait before announcing the request: a client may answer at once.
@@ -79,11 +79,7 @@ async function runOne(call: PlannedCall, permission: "allowed" | "approved", dep
   const end = await settled;
   if (end.kind === "timeout") return failed(`tool timeout after ${timeoutMs}ms`, permission);
   if (end.kind === "cancelled") return failed("cancelled", permission);
-  const outcome = end.value;
-  return {
-    result: { id: call.id, name: call.name, content: contentForModel(outcome, deps.resultMaxTokens), isError: !outcome.success },
-    record: { ...base, permission, outcome, endedAt: Date.now() },
-  };
+  return answered(end.value);
 }
 
 /** A server tool's outcome; a throw becomes a failed result (the model sees the message). */

@@ -4,8 +4,9 @@ import { expect } from "vitest";
 import { AgentService, type TeamEvent } from "../../src/gen/roz/v1/agent_pb.js";
 import { grpcTransport } from "../rest/support.ts";
 
-/** A prompt that makes the scripted model play `responses` (src/models/scripted/README.md). */
-export const script = (responses: unknown[][], extra: Record<string, unknown> = {}): string => `script: ${JSON.stringify({ responses, ...extra })}`;
+import { script } from "../conformance/support.ts";
+
+export { script };
 
 /** A worker prompt that answers `text` at once. */
 export const says = (text: string, usage = { input_tokens: 10, output_tokens: 3 }): string => script([[{ text }, { usage }]]);
