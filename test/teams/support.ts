@@ -2,9 +2,8 @@
 import { ConnectError, createClient } from "@connectrpc/connect";
 import { expect } from "vitest";
 import { AgentService, type TeamEvent } from "../../src/gen/roz/v1/agent_pb.js";
-import { grpcTransport } from "../rest/support.ts";
-
 import { script } from "../conformance/support.ts";
+import { grpcTransport } from "../rest/support.ts";
 
 export { script };
 
