@@ -1,5 +1,5 @@
 import { hostname } from "node:os";
-import type { AgentEvent, AgentMode, ClientTool, PermissionRule, ServerTool, TurnRecord } from "../agent/index.ts";
+import type { Agent, AgentEvent, AgentMode, ClientTool, PermissionRule, ServerTool, TurnRecord } from "../agent/index.ts";
 import type { ModelMessage, ResolvedModel, TokenUsage } from "../models/index.ts";
 import type { ParentSession, TeamsDeps } from "./ports.ts";
 import type { TaskLog } from "./task-log.ts";
@@ -82,8 +82,9 @@ export class WorkerRun {
     let ending: WorkerEnding;
     const routes: (() => void)[] = [];
     const timer = setTimeout(() => this.cancel("timeout"), deps.limits.workerTimeoutMs);
+    let agent: Agent | undefined;
     try {
-      const agent = deps.createAgent({
+      agent = deps.createAgent({
         model: spec.model,
         tools: spec.tools,
         history: [],
@@ -95,7 +96,8 @@ export class WorkerRun {
         serverTools: spec.serverTools,
         onAgentError: (err) => deps.log.error({ err, workerId: spec.id, taskId: spec.taskId }, "worker agent error"),
       });
-      this.#cancelTurn = (reason) => agent.cancelTurn(reason);
+      const running = agent;
+      this.#cancelTurn = (reason) => running.cancelTurn(reason);
       if (this.#cancelReason !== undefined) agent.cancelTurn(this.#cancelReason);
       const byName = new Map(spec.tools.map((t) => [t.name, t]));
       let record: TurnRecord | undefined;
@@ -107,9 +109,9 @@ export class WorkerRun {
         routed.add(callId);
         routes.push(
           spec.parent.route(forwarded, {
-            result: (outcome) => agent.submitToolResult(callId, outcome) === "accepted",
+            result: (outcome) => running.submitToolResult(callId, outcome) === "accepted",
             decide: (approved) => {
-              if (agent.decidePermission(callId, approved) !== "accepted") return false;
+              if (running.decidePermission(callId, approved) !== "accepted") return false;
               void this.#log.append({ type: "worker_approval_resolved", workerId: spec.id, taskId: spec.taskId, approvalId: forwarded, approved });
               if (!approved && isPhysical(byName.get(toolName))) this.cancel("safety_violation");
               return true;
@@ -151,7 +153,6 @@ export class WorkerRun {
       };
       for await (const event of agent.runTurn({ messageId: spec.id, content: spec.prompt, context: [], mode: spec.mode })) handle(event);
       transcript = agent.history();
-      agent.dispose();
       usage = record?.usage ?? ZERO_USAGE;
       ending = this.#endingOf(record, transcript, byName);
     } catch (err) {
@@ -160,6 +161,7 @@ export class WorkerRun {
     } finally {
       clearTimeout(timer);
       for (const unroute of routes) unroute();
+      agent?.dispose();
     }
     this.#ending = ending;
     await this.#log.append(
