@@ -1,7 +1,8 @@
 import type { Environment, Task } from "../store/index.ts";
 import type { ParentSession } from "./ports.ts";
 import type { TaskLog } from "./task-log.ts";
-import type { WorkerFailure } from "./types.ts";
+import { RozError } from "../errors/index.ts";
+import type { WorkerEnding, WorkerFailure } from "./types.ts";
 import type { WorkerRun } from "./worker.ts";
 
 /**
@@ -60,6 +61,32 @@ export class TaskRun {
     this.workers.set(worker.spec.id, worker);
     if (this.#cancelled !== undefined) worker.cancel(this.#cancelled);
     void worker.done.then(() => this.#maybeEnd());
+  }
+
+  /**
+   * Waits until the listed workers have ended, at most `timeoutMs`, or until `signal` aborts;
+   * each worker's ending, undefined for one still running.
+   */
+  async wait(ids: string[], timeoutMs: number | undefined, signal: AbortSignal): Promise<{ workerId: string; ending?: WorkerEnding }[]> {
+    const workers = ids.map((id) => {
+      const w = this.workers.get(id);
+      if (!w) throw new RozError("not_found", `no worker "${id}" in this task`);
+      return w;
+    });
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const stop = new Promise<void>((resolve) => {
+      if (timeoutMs !== undefined) timer = setTimeout(resolve, timeoutMs);
+      onAbort = resolve;
+      signal.addEventListener("abort", onAbort, { once: true });
+    });
+    try {
+      await Promise.race([Promise.all(workers.map((w) => w.done)), stop]);
+    } finally {
+      clearTimeout(timer);
+      if (onAbort) signal.removeEventListener("abort", onAbort);
+    }
+    return workers.map((w) => ({ workerId: w.spec.id, ...(w.ending ? { ending: w.ending } : {}) }));
   }
 
   /** Fails every running worker with `reason` and closes the task. */

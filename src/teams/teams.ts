@@ -1,14 +1,14 @@
 import { randomUUID } from "node:crypto";
-import type { ClientTool, PermissionRule } from "../agent/index.ts";
+import type { PermissionRule } from "../agent/index.ts";
 import { RozError } from "../errors/index.ts";
 import type { Environment, Page, Task, TaskFilter, Worker } from "../store/index.ts";
 import type { ParentSession, TeamsDeps } from "./ports.ts";
 import { TaskLog } from "./task-log.ts";
 import { TaskRun } from "./task-run.ts";
 import { teamTools, type TeamToolHost } from "./team-tools.ts";
-import type { WorkerEnding, WorkerFailure, WorkerRequest, WorkerToolChoice } from "./types.ts";
+import type { WorkerFailure, WorkerRequest } from "./types.ts";
 import { watchTask } from "./watch.ts";
-import { WorkerRun } from "./worker.ts";
+import { chooseTools, WorkerRun } from "./worker.ts";
 
 /** A task with its workers, as REST shows it. */
 export interface TaskView {
@@ -77,7 +77,11 @@ export class Teams {
       },
       wait: async (ids, timeoutMs, signal) => {
         const r = run ? await run : undefined;
-        return this.#wait(r, ids ?? spawned, timeoutMs, signal);
+        if (!r) {
+          if (ids !== undefined && ids.length > 0) throw new RozError("not_found", "this session has spawned no workers");
+          return [];
+        }
+        return r.wait(ids ?? spawned, timeoutMs, signal);
       },
     };
     return {
@@ -232,16 +236,6 @@ export class Teams {
     return model;
   }
 
-  #tools(choice: WorkerToolChoice | undefined, parent: ParentSession | undefined): ClientTool[] {
-    const available = parent?.clientTools() ?? [];
-    if (choice === undefined || choice === "all") return available;
-    if (choice === "none") return [];
-    const byName = new Map(available.map((t) => [t.name, t]));
-    const unknown = choice.filter((n) => !byName.has(n));
-    if (unknown.length > 0) throw new RozError("invalid_argument", `unknown client tools ${unknown.map((n) => `"${n}"`).join(", ")}: the parent session has no such tools`);
-    return choice.map((n) => byName.get(n)!);
-  }
-
   /** Starts one worker at `depth` in `run`, within the limits. */
   async #spawn(run: TaskRun, request: WorkerRequest, depth: number): Promise<WorkerRun> {
     const { limits } = this.#deps;
@@ -253,7 +247,7 @@ export class Teams {
     if (run.size >= limits.workersPerTask) throw new RozError("task_worker_limit", `a task may have at most ${limits.workersPerTask} workers`);
     this.#checkTenant(tenantId, 1);
     const model = this.#model(request.model, run.environment, run.parent);
-    const tools = this.#tools(request.tools, run.parent);
+    const tools = chooseTools(request.tools, run.parent?.clientTools() ?? []);
     const mode = request.mode ?? "react";
     const permissions: PermissionRule[] = run.parent?.permissions() ?? [...run.environment.permissions, ...this.#deps.defaultPermissions];
     const release = run.reserve();
@@ -271,7 +265,7 @@ export class Teams {
           spawned.push(child.spec.id);
           return { workerId: child.spec.id, taskId: run.task.id };
         },
-        wait: (ids, timeoutMs, signal) => this.#wait(run, ids ?? spawned, timeoutMs, signal),
+        wait: (ids, timeoutMs, signal) => run.wait(ids ?? spawned, timeoutMs, signal),
       };
       const worker = new WorkerRun(
         {
@@ -300,28 +294,5 @@ export class Teams {
     } finally {
       release();
     }
-  }
-
-  /** Waits for the listed workers of `run` to end, at most `timeoutMs`, or until `signal` aborts. */
-  async #wait(run: TaskRun | undefined, ids: string[], timeoutMs: number | undefined, signal: AbortSignal): Promise<{ workerId: string; ending?: WorkerEnding }[]> {
-    const workers = ids.map((id) => {
-      const w = run?.workers.get(id);
-      if (!w) throw new RozError("not_found", `no worker "${id}" in this task`);
-      return w;
-    });
-    let timer: NodeJS.Timeout | undefined;
-    let onAbort: (() => void) | undefined;
-    const stop = new Promise<void>((resolve) => {
-      if (timeoutMs !== undefined) timer = setTimeout(resolve, timeoutMs);
-      onAbort = resolve;
-      signal.addEventListener("abort", onAbort, { once: true });
-    });
-    try {
-      await Promise.race([Promise.all(workers.map((w) => w.done)), stop]);
-    } finally {
-      clearTimeout(timer);
-      if (onAbort) signal.removeEventListener("abort", onAbort);
-    }
-    return workers.map((w) => ({ workerId: w.spec.id, ...(w.ending ? { ending: w.ending } : {}) }));
   }
 }

@@ -3,7 +3,8 @@ import type { Agent, AgentEvent, AgentMode, ClientTool, PermissionRule, ServerTo
 import type { ModelMessage, ResolvedModel, TokenUsage } from "../models/index.ts";
 import type { ParentSession, TeamsDeps } from "./ports.ts";
 import type { TaskLog } from "./task-log.ts";
-import type { WorkerEnding, WorkerFailure } from "./types.ts";
+import { RozError } from "../errors/index.ts";
+import type { WorkerEnding, WorkerFailure, WorkerToolChoice } from "./types.ts";
 
 /** Everything one worker runs with, decided when it is spawned. */
 export interface WorkerSpec {
@@ -23,6 +24,16 @@ export interface WorkerSpec {
 }
 
 const ZERO_USAGE: TokenUsage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreationTokens: 0 };
+
+/** The client tools a worker gets of its parent's `available` ones: all (default), none, or the named ones. */
+export function chooseTools(choice: WorkerToolChoice | undefined, available: ClientTool[]): ClientTool[] {
+  if (choice === undefined || choice === "all") return available;
+  if (choice === "none") return [];
+  const byName = new Map(available.map((t) => [t.name, t]));
+  const unknown = choice.filter((n) => !byName.has(n));
+  if (unknown.length > 0) throw new RozError("invalid_argument", `unknown client tools ${unknown.map((n) => `"${n}"`).join(", ")}: the parent session has no such tools`);
+  return choice.map((n) => byName.get(n)!);
+}
 
 /** A tool whose category is not `pure` counts as physical, as in permission matching (§4). */
 const isPhysical = (tool: ClientTool | undefined): boolean => tool !== undefined && tool.category !== "pure";
