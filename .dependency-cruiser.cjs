@@ -3,8 +3,10 @@
  * production code must match one `allowed` rule, anything else is an error.
  *
  *   routes/, src/rpc ─► src/app ─► src/session ─► src/agent ─► src/models ─► src/store
- *                                                           └► src/teams  ─► src/bus
+ *                                 └► src/teams ──┘  (and ─► src/bus)
  *
+ * `src/teams` sits beside `src/session`: its workers run the one agent loop of src/agent, and
+ * the two talk only through a narrow port that src/app wires (neither imports the other).
  * A layer may import the layers its arrows reach (directly or through others), never one
  * above it. `src/app` is the composition root: it also wires routes/ and src/rpc.
  * `src/store` and `src/bus` are the bottom; `src/teams` keeps its task records in the store.
@@ -16,14 +18,14 @@
  * `web/` is a separate client: only its own modules and the generated code.
  */
 const below = {
-  session: ["agent", "models", "teams", "store", "bus"],
-  agent: ["models", "teams", "store", "bus"],
+  session: ["agent", "models", "store", "bus"],
+  teams: ["agent", "models", "store", "bus"],
+  agent: ["models", "store"],
   models: ["store"],
-  teams: ["store", "bus"],
   store: [],
   bus: [],
 };
-const appTier = ["app", "rpc", "auth", "cli", "session", ...below.session, "gen"];
+const appTier = ["app", "rpc", "auth", "cli", "session", "teams", ...below.session, "gen"];
 /** Folders under src/ each layer may import, besides itself and the leaves. */
 const layers = {
   app: [...appTier, "ROUTES"],

@@ -4,13 +4,14 @@
  * value and OK/MISS. The machine is shared and noisy, so nothing here fails on a timing:
  * the exit code is 0 unless a section crashed (then 1, after the other sections ran).
  *
- * Sections: transport (issue 3), session (issue 4), persistence (issue 5), anthropic, envelope (event formats).
+ * Sections: transport (issue 3), session (issue 4), persistence (issue 5), anthropic, envelope (event formats), teams.
  */
 import { runAnthropic } from "./anthropic.ts";
 import { runEnvelope } from "./envelope.ts";
 import { runPersistence } from "./persistence.ts";
 import { runSession } from "./session.ts";
 import { type BenchOptions, printTable, type Row, within } from "./support.ts";
+import { runTeams } from "./teams.ts";
 import { runTransport } from "./transport.ts";
 
 const sections: Record<string, { title: string; run: (options: BenchOptions) => Promise<Row[]> }> = {
@@ -19,6 +20,7 @@ const sections: Record<string, { title: string; run: (options: BenchOptions) => 
   persistence: { title: "persistence (issue 5): turns stored, turn latency", run: runPersistence },
   anthropic: { title: "anthropic: deltas through the Messages adapter vs the SDK direct", run: runAnthropic },
   envelope: { title: "envelope: event formats encoded at the wire edge", run: runEnvelope },
+  teams: { title: "teams: TeamEvents to watchers, WatchTeam replay", run: runTeams },
 };
 
 const usage = `usage: npm run bench -- [--quick] [--profile] [${Object.keys(sections).join("|")}]…`;

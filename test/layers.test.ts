@@ -46,8 +46,11 @@ describe("layers (dependency-cruiser)", () => {
         "src/agent/models.ts": "../models/index.ts",
         "src/agent/session.ts": "../session/index.ts",
         "src/models/agent.ts": "../agent/index.ts",
-        "src/teams/agent.ts": "../agent/index.ts", // the agent may use teams, not the other way round
+        "src/teams/agent.ts": "../agent/index.ts", // workers run the one agent loop
         "src/teams/bus.ts": "../bus/index.ts",
+        "src/teams/session.ts": "../session/index.ts", // teams and sessions meet only through a port wired by the app
+        "src/session/teams.ts": "../teams/index.ts",
+        "src/agent/teams.ts": "../teams/index.ts",
         "src/domain/models.ts": "../models/index.ts", // the shared records are a leaf
         "src/rpc/session.ts": "../session/index.ts",
         "src/rpc/gen.ts": "../gen/agent_pb.js",
@@ -57,7 +60,7 @@ describe("layers (dependency-cruiser)", () => {
         "web/gen.ts": "../src/gen/agent_pb.js", // the console only uses generated code
         "web/session.ts": "../src/session/index.ts",
       };
-      const targets = ["src/agent/index.ts", "src/models/index.ts", "src/domain/index.ts", "src/rpc/index.ts", "src/session/index.ts", "src/bus/index.ts", "src/app/index.ts", "routes/health.ts"];
+      const targets = ["src/agent/index.ts", "src/teams/index.ts", "src/models/index.ts", "src/domain/index.ts", "src/rpc/index.ts", "src/session/index.ts", "src/bus/index.ts", "src/app/index.ts", "routes/health.ts"];
       for (const target of targets) await writeAt(dir, target, "export const x = 1;\n");
       await writeAt(dir, "src/gen/agent_pb.js", "export const x = 1;\n");
       for (const [file, target] of Object.entries(imports)) await writeAt(dir, file, `import { x } from "${target}";\nexport const y = x;\n`);
@@ -72,7 +75,9 @@ describe("layers (dependency-cruiser)", () => {
           "src/agent/gen.ts",
           "src/agent/session.ts",
           "src/models/agent.ts",
-          "src/teams/agent.ts",
+          "src/teams/session.ts",
+          "src/session/teams.ts",
+          "src/agent/teams.ts",
           "src/domain/models.ts",
           "web/session.ts",
         ].sort(),

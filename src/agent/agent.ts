@@ -17,6 +17,7 @@ import type {
   Delivery,
   PermissionAnswer,
   PermissionRule,
+  ServerTool,
   ToolOutcome,
   TurnInput,
 } from "./types.ts";
@@ -44,6 +45,9 @@ class SessionAgent implements Agent {
   #history: ModelMessage[];
   #tools: ClientTool[];
   #pendingSystemContext: string | undefined;
+  readonly #serverTools: ReadonlyMap<string, ServerTool>;
+  /** The server tools as the model is offered them (after the client tools, so they win a name clash). */
+  readonly #serverToolList: ClientTool[];
   #turn: RunningTurn | undefined;
   #disposed = false;
 
@@ -53,6 +57,16 @@ class SessionAgent implements Agent {
     this.#history = [...options.history];
     this.#ids = new ToolCallIds(this.#history);
     this.#tools = mergeByName([], options.tools);
+    // A server tool the rules deny outright is not offered at all.
+    const serverTools = (options.serverTools ?? []).filter((t) => this.#evaluator.decide({ name: t.name, category: "pure" }).policy !== "deny");
+    this.#serverTools = new Map(serverTools.map((t) => [t.name, t]));
+    this.#serverToolList = serverTools.map((t) => ({
+      name: t.name,
+      description: t.description,
+      parametersSchema: t.parametersSchema,
+      timeoutMs: 0,
+      category: "pure",
+    }));
   }
 
   get permissions(): PermissionRule[] {
@@ -96,7 +110,8 @@ class SessionAgent implements Agent {
       maxContextTokens: options.maxContextTokens,
       system: assembleSystem({ mode: input.mode, instructions: options.instructions, systemPrompt: options.systemPrompt, projectContext: options.projectContext, systemContext }),
       history: this.#history,
-      tools: () => turnTools ?? this.#tools,
+      tools: () => mergeByName(turnTools ?? this.#tools, this.#serverToolList),
+      serverTools: this.#serverTools,
       evaluator: this.#evaluator,
       ids: this.#ids,
       tokens: this.#tokens,
@@ -143,6 +158,10 @@ class SessionAgent implements Agent {
   registerTools(source: string | undefined, tools: ClientTool[], systemContext?: string): void {
     this.#tools = applyRegistration(this.#tools, source, tools);
     if (systemContext !== undefined && systemContext !== "") this.#pendingSystemContext = systemContext;
+  }
+
+  clientTools(): ClientTool[] {
+    return [...this.#tools];
   }
 
   contextTokens(): number {

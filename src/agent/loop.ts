@@ -14,7 +14,7 @@ import { dispatchTools, toolDenied } from "./tool-dispatch.ts";
 import { awaitApprovals, needsApproval, screenCalls, type PlannedCall, type Screening, type Verdict } from "./tool-gate.ts";
 import { assistantMessage, toolResultMessage } from "./turn-messages.ts";
 import { TurnTally } from "./turn-tally.ts";
-import type { AgentEvent, AgentLimits, ClientTool, PermissionAnswer, StopReason, ToolOutcome, TurnInput, TurnRecord } from "./types.ts";
+import type { AgentEvent, AgentLimits, ClientTool, PermissionAnswer, ServerTool, StopReason, ToolOutcome, TurnInput, TurnRecord } from "./types.ts";
 
 /** Everything one turn needs, fixed for the turn except `tools()` (registrations may land mid-turn). */
 export interface TurnDeps {
@@ -31,6 +31,8 @@ export interface TurnDeps {
   ids: ToolCallIds;
   tokens: TokenCounter;
   results: PendingMap<ToolOutcome>;
+  /** Tools run by the server instead of the client, by name. */
+  serverTools: ReadonlyMap<string, ServerTool>;
   approvals: PendingMap<PermissionAnswer>;
   signal: AbortSignal;
   emit: (event: AgentEvent) => void;
@@ -196,6 +198,7 @@ class TurnLoop {
     const deps = this.#deps;
     const done = await dispatchTools(step.calls, step.verdicts, {
       results: deps.results,
+      serverTools: deps.serverTools,
       signal: deps.signal,
       defaultTimeoutMs: deps.limits.defaultToolTimeoutMs,
       resultMaxTokens: deps.limits.toolResultMaxTokens,

@@ -1,4 +1,4 @@
-import type { AgentEvent, ToolCallRecord, ToolDeniedReason, ToolOutcome } from "./types.ts";
+import type { AgentEvent, ServerTool, ToolCallRecord, ToolDeniedReason, ToolOutcome } from "./types.ts";
 import type { PendingMap } from "./pending.ts";
 import { deniedReasonOf, type PlannedCall, type Verdict } from "./tool-gate.ts";
 import { toolTimeoutMs } from "./tool-registry.ts";
@@ -13,6 +13,7 @@ export interface DispatchedCall {
 
 export interface DispatchDeps {
   results: PendingMap<ToolOutcome>;
+  serverTools: ReadonlyMap<string, ServerTool>;
   signal: AbortSignal;
   defaultTimeoutMs: number;
   /** Token budget of one result for the model (head+tail cut beyond it). */
@@ -67,11 +68,21 @@ async function runOne(call: PlannedCall, permission: "allowed" | "approved", dep
     result: { id: call.id, name: call.name, content: message, isError: true },
     record: { ...base, permission: perm, error: message, endedAt: Date.now() },
   });
+  const answered = (outcome: ToolOutcome): DispatchedCall => ({
+    result: { id: call.id, name: call.name, content: contentForModel(outcome, deps.resultMaxTokens), isError: !outcome.success },
+    record: { ...base, permission, outcome, endedAt: Date.now() },
+  });
   if (deps.signal.aborted) {
     deps.emit(toolDenied(call, "cancelled", "cancelled"));
     return failed("cancelled", "cancelled");
   }
 
+  const serverTool = deps.serverTools.get(call.name);
+  if (serverTool !== undefined) {
+    deps.onRequest(call.name);
+    const outcome = await runServerTool(serverTool, call, deps.signal);
+    return deps.signal.aborted ? failed("cancelled", "cancelled") : answered(outcome);
+  }
   const timeoutMs = toolTimeoutMs(call.tool!, deps.defaultTimeoutMs);
   // Register the wait before announcing the request: a client may answer at once.
   const settled = deps.results.wait(call.id, timeoutMs, deps.signal);
@@ -80,11 +91,18 @@ async function runOne(call: PlannedCall, permission: "allowed" | "approved", dep
   const end = await settled;
   if (end.kind === "timeout") return failed(`tool timeout after ${timeoutMs}ms`, permission);
   if (end.kind === "cancelled") return failed("cancelled", permission);
-  const outcome = end.value;
-  return {
-    result: { id: call.id, name: call.name, content: contentForModel(outcome, deps.resultMaxTokens), isError: !outcome.success },
-    record: { ...base, permission, outcome, endedAt: Date.now() },
-  };
+  return answered(end.value);
+}
+
+/** A server tool's outcome; a throw becomes a failed result (the model sees the message). */
+async function runServerTool(tool: ServerTool, call: PlannedCall, signal: AbortSignal): Promise<ToolOutcome> {
+  const startedAt = Date.now();
+  try {
+    return await tool.run(call.parameters, signal);
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    return { success: false, result: message, truncated: false, durationMs: Date.now() - startedAt };
+  }
 }
 
 /** The result text the model sees: cut head+tail to the budget, with the exit code of a failure. */

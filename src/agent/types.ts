@@ -29,6 +29,18 @@ export interface ClientTool {
   category: ToolCategory;
 }
 
+/**
+ * A tool the server runs itself (the team tools): offered to the model and screened by the
+ * permission rules like a client tool, but never sent to the client, which only sees the
+ * `calling_tool` activity. `run` owns no timeout; it must settle when `signal` aborts.
+ */
+export interface ServerTool {
+  name: string;
+  description: string;
+  parametersSchema: JsonObject;
+  run(parameters: JsonObject, signal: AbortSignal): Promise<ToolOutcome>;
+}
+
 export interface TurnInput {
   messageId: string;
   content: string;
@@ -137,6 +149,8 @@ export interface AgentOptions {
   /** Environment rules; the defaults of §4 apply after them. */
   permissions: PermissionRule[];
   limits: AgentLimits;
+  /** Tools the server runs (they replace client tools of the same name). */
+  serverTools?: ServerTool[];
   /**
    * Receives the cause of every `agent_error` (and of failures after-turn compaction
    * swallowed), for logs: clients only get a generic message.
@@ -167,6 +181,8 @@ export interface Agent {
   /** Aborts the running turn (no-op without one); it ends with `turn_complete{cancelled}`. */
   cancelTurn(reason: string): void;
   registerTools(source: string | undefined, tools: ClientTool[], systemContext?: string): void;
+  /** The session's client tools now (registrations applied; server tools not included). */
+  clientTools(): ClientTool[];
   /** Tokens the current history takes, counted with the tokenizer. */
   contextTokens(): number;
   readonly maxContextTokens: number;

@@ -21,6 +21,11 @@ import { metricsRoutes } from "../../routes/metrics.ts";
 import { sessionRoutes } from "../../routes/sessions.ts";
 import { type Authenticator, registerRestAuth } from "../auth/index.ts";
 import { openStore, type Store } from "../store/index.ts";
+import { createMemoryBus, type EventBus } from "../bus/index.ts";
+import { Teams } from "../teams/index.ts";
+import { encodeTeamEvent } from "../rpc/index.ts";
+import { taskRoutes } from "../../routes/tasks.ts";
+import { teamExtension } from "./team-wiring.ts";
 import { createAuthenticator } from "./auth-setup.ts";
 import { createMetrics } from "./metrics.ts";
 import { createRateLimits } from "./rate-limit.ts";
@@ -41,6 +46,8 @@ export interface AppOverrides {
   authenticate?: RpcAuthenticator;
   /** A store the caller owns (not closed by `close()`); default: opened from `Config`. */
   store?: Store;
+  /** A bus the caller owns (not closed by `close()`); default: the in-memory bus. */
+  bus?: EventBus;
 }
 
 export interface App {
@@ -49,6 +56,7 @@ export interface App {
   readonly models: ModelCatalog;
   readonly registry: SessionRegistry;
   readonly store: Store;
+  readonly teams: Teams;
   /** Listens on the configured host and port; resolves with the base URL. */
   listen(): Promise<string>;
   /** Stops accepting, drains streams for the grace period, then closes everything. */
@@ -133,8 +141,36 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   const persistence = overrides.persistence ?? storePersistence(store, config.nodeId, (op, run) => metrics.observeStore(op, run));
   const rateLimits = createRateLimits(config);
 
+  const bus = overrides.bus ?? createMemoryBus();
+  const teams = new Teams({
+    store,
+    bus,
+    encode: encodeTeamEvent,
+    models,
+    createAgent,
+    agentLimits: limits,
+    defaultPermissions,
+    defaultMaxContextTokens: config.maxContextTokens,
+    limits: {
+      workersPerTask: config.teamMaxWorkersPerTask,
+      runningWorkersPerTenant: config.teamMaxRunningWorkersPerTenant,
+      maxSpawnDepth: config.teamMaxSpawnDepth,
+      workerTimeoutMs: config.workerTimeoutMs,
+    },
+    nodeId: config.nodeId,
+    log: app.log,
+  });
+  try {
+    const recovered = await teams.recover();
+    if (recovered > 0) app.log.warn({ tasks: recovered }, "ended tasks of a previous run: their workers failed with timeout");
+  } catch (err) {
+    await closeStore();
+    throw err;
+  }
+
   const registry = new SessionRegistry();
   const openStreams = new Set<SessionStream>();
+  const openWatches = new Set<AbortController>();
   let draining = false;
   const sessionDeps: SessionDeps = {
     models,
@@ -148,6 +184,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     log: app.log,
     metrics: metrics.session,
     allowSessionStart: (principal) => rateLimits.allowSessionStart(principal),
+    extend: teamExtension(teams),
   };
 
   registerRestErrors(app);
@@ -175,7 +212,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   });
   await app.register(fastifyConnectPlugin, {
     routes: (router) => {
-      router.service(AgentService, createAgentService({ session: sessionDeps, registry, authenticate, openStreams, defaultEventFormat: config.eventFormat }));
+      router.service(AgentService, createAgentService({ session: sessionDeps, registry, authenticate, openStreams, defaultEventFormat: config.eventFormat, teams, openWatches }));
       registerReflection(router, [AgentService]);
     },
     readMaxBytes: config.maxMessageBytes,
@@ -209,12 +246,13 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       defaultModel: models.defaultModel,
       providers: models.providers().map((p: { name: string }) => p.name),
       store: store.kind,
-      bus: "memory",
+      bus: bus.kind,
     }),
   });
   await app.register(openapiRoutes);
   await app.register(environmentRoutes, { store, models });
   await app.register(sessionRoutes, { store, registry });
+  await app.register(taskRoutes, { teams });
   await app.register(keyRoutes, { store, onKeyCreated: () => authenticator.keysChanged() });
   await app.register(metricsRoutes, { registry: metrics.registry });
 
@@ -230,6 +268,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     models,
     registry,
     store,
+    teams,
     async listen() {
       await app.ready();
       // The one-port server is bound here rather than by `app.listen()`: Fastify's own
@@ -254,9 +293,12 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       clearInterval(pruneTimer);
       await onePort?.drain(config.shutdownGraceMs, () => {
         for (const stream of openStreams) stream.shutdown();
+        for (const watch of openWatches) watch.abort();
       });
       await Promise.all(registry.all().map((s) => registry.end(s, "cancelled", "server shut down")));
+      await teams.close();
       await app.close();
+      if (!overrides.bus) await bus.close();
       await closeStore();
     },
   };

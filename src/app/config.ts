@@ -149,6 +149,15 @@ export const settings = {
     oneOf(...eventFormats),
     "session events for streams whose roz-event-format metadata chooses none: flat (v0.2), envelope (upstream main) or both",
   ),
+  teamMaxWorkersPerTask: setting("ROZ_TEAM_MAX_WORKERS_PER_TASK", 8, int(1, 10_000), "workers one task may have"),
+  teamMaxRunningWorkersPerTenant: setting("ROZ_TEAM_MAX_RUNNING_WORKERS_PER_TENANT", 32, int(1, 100_000), "workers running at once per tenant"),
+  teamMaxSpawnDepth: setting(
+    "ROZ_TEAM_MAX_SPAWN_DEPTH",
+    1,
+    int(1, 10),
+    "deepest worker level: 1 = only sessions and REST start workers, 2 = workers may spawn once more, …",
+  ),
+  workerTimeoutMs: setting("ROZ_WORKER_TIMEOUT_MS", 600_000, int(100, 86_400_000), "time limit of one worker (then it fails with timeout)"),
   nodeId: setting("ROZ_NODE_ID", undefined, optStr, "this node's id in a cluster", "hostname-pid"),
 } as const;
 

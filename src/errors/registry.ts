@@ -36,6 +36,10 @@ export const reasons = {
   shutting_down: { code: "unavailable", retryable: true, message: "server is shutting down" },
   config_invalid: { code: "invalid_argument", retryable: false, message: "invalid configuration" },
   startup_failed: { code: "unavailable", retryable: true, message: "the server could not start" },
+  // teams
+  task_worker_limit: { code: "resource_exhausted", retryable: false, message: "the task has as many workers as allowed", http: 409 },
+  tenant_worker_limit: { code: "resource_exhausted", retryable: true, message: "too many workers running for this tenant" },
+  spawn_depth_limit: { code: "resource_exhausted", retryable: false, message: "workers at this depth may not spawn workers", http: 409 },
 } as const satisfies Record<string, { code: ErrorCode; retryable: boolean; message: string; http?: number }>;
 
 export type Reason = keyof typeof reasons;

@@ -5,3 +5,4 @@ export { rawRequestKey, type RawRequestInfo, type RpcAuthenticator } from "./con
 export type { StreamSessionDeps } from "./stream-session.ts";
 export { eventFormats, eventFormatHeader, eventFormatOf, type EventFormat } from "./event-format.ts";
 export { createResponseEncoder, encoderOf, type ResponseEncoder } from "./responses.ts";
+export { encodeTeamEvent, teamEventToWire } from "./team-to-wire.ts";

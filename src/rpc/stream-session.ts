@@ -1,6 +1,7 @@
 import type { HandlerContext } from "@connectrpc/connect";
 import { type RozError, toRozError } from "../errors/index.ts";
 import { type SequencedEvent, type SessionCommand, type SessionDeps, SessionRegistry, SessionStream, sessionErrorOf } from "../session/index.ts";
+import type { Teams } from "../teams/index.ts";
 import type { SessionRequest, SessionResponse } from "../gen/roz/v1/agent_pb.js";
 import { fromConnectError, toConnectError } from "./connect-errors.ts";
 import { rawRequestKey, type RpcAuthenticator } from "./context-values.ts";
@@ -16,6 +17,10 @@ export interface StreamSessionDeps {
   openStreams: Set<SessionStream>;
   /** The event format of streams whose metadata chooses none (`ROZ_EVENT_FORMAT`). */
   defaultEventFormat: EventFormat;
+  /** Tasks, for WatchTeam. */
+  teams: Pick<Teams, "watch">;
+  /** Open WatchTeam calls, so that shutdown can end them. */
+  openWatches: Set<AbortController>;
 }
 
 /** The command a request would have become, for the cases whose decoding can fail. */

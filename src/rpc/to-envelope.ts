@@ -45,7 +45,9 @@ function payloadsOf(event: SessionEvent): TypedEvent[] | undefined {
       return [{ case: "textDelta", value: { content: event.text, messageId: event.messageId } }];
     case "thinking_delta":
       return [{ case: "thinkingDelta", value: { content: event.text, messageId: event.messageId } }];
+    // A worker's call is a tool request like the agent's own (its id carries the worker's).
     case "tool_request":
+    case "worker_tool_request":
       return [
         {
           case: "toolCallRequested",
@@ -135,6 +137,8 @@ function payloadsOf(event: SessionEvent): TypedEvent[] | undefined {
       ];
     case "keepalive":
     case "pong":
+    // No envelope payload says this: it goes out flat in every format.
+    case "team_started":
       return undefined;
     default: {
       const unreachable: never = event;

@@ -43,6 +43,7 @@ function responseOf(event: SessionEvent): ResponseCase {
     case "thinking_delta":
       return { case: "thinkingDelta", value: { $typeName: "roz.v1.ThinkingDelta", messageId: event.messageId, content: event.text } };
     case "tool_request":
+    case "worker_tool_request":
       return {
         case: "toolRequest",
         value: {
@@ -51,9 +52,11 @@ function responseOf(event: SessionEvent): ResponseCase {
           toolName: event.toolName,
           parameters: event.parameters as PbJsonObject,
           timeoutMs: u32(event.timeoutMs),
-          workerId: "",
+          workerId: event.type === "worker_tool_request" ? event.workerId : "",
         },
       };
+    case "team_started":
+      return { case: "teamStarted", value: { $typeName: "roz.v1.TeamStarted", taskId: event.taskId } };
     case "activity":
       return {
         case: "activityUpdate",

@@ -2,9 +2,9 @@
  * What the session layer needs from the outside, as narrow interfaces. `src/app` wires
  * them to the store, the model catalog and the agent factory.
  */
-import type { Agent, AgentLimits, AgentOptions, PermissionRule, TurnRecord } from "../agent/index.ts";
+import type { Agent, AgentLimits, AgentOptions, ClientTool, PermissionRule, ServerTool, ToolOutcome, TurnRecord } from "../agent/index.ts";
 import type { ModelCatalog } from "../models/index.ts";
-import type { SequencedEvent } from "./types.ts";
+import type { SequencedEvent, SessionEvent } from "./types.ts";
 
 /** Who is calling: resolved from the bearer key (or the open-mode principal). */
 export interface Principal {
@@ -51,6 +51,41 @@ export interface SessionMetrics {
   error(code: string): void;
 }
 
+/** Where a client answer (`tool_result`, `permission_decision`) for a routed id goes; false = not waiting. */
+export interface ClientAnswerRoute {
+  result(outcome: ToolOutcome): boolean;
+  decide(approved: boolean): boolean;
+}
+
+/**
+ * What a started session offers an extension (the teams layer, wired in `src/app`): the
+ * session layer knows nothing of teams, only that something may emit on its stream and
+ * take the client's answers for ids it registered.
+ */
+export interface SessionLink {
+  readonly id: string;
+  readonly tenantId: string;
+  /** The resolved model name. */
+  readonly model: string;
+  readonly environmentId: string;
+  /** The rules the session enforces (environment's, then the defaults). */
+  permissions(): PermissionRule[];
+  /** The client tools the session has now. */
+  clientTools(): ClientTool[];
+  /** Emits on the session like its own events: numbered, logged, to the attached client. */
+  emit(event: SessionEvent): void;
+  /** Sends the client's answers for `toolCallId` to `route` until the returned function runs. */
+  route(toolCallId: string, route: ClientAnswerRoute): () => void;
+}
+
+/** Built once per started session by `SessionDeps.extend`. */
+export interface SessionExtension {
+  /** Server tools added to the session's agent. */
+  serverTools: ServerTool[];
+  /** The session ended (`reason` as given to `end`, e.g. the client's cancel reason). */
+  ended(status: Exclude<SessionStatus, "active" | "detached">, reason: string): void;
+}
+
 export interface SessionDeps {
   models: ModelCatalog;
   createAgent(options: AgentOptions): Agent;
@@ -65,4 +100,6 @@ export interface SessionDeps {
   metrics: SessionMetrics;
   /** May this principal start another session now? (per-key rate limit) */
   allowSessionStart(principal: Principal): boolean;
+  /** Adds server tools and end hooks to each started session (teams); none when absent. */
+  extend?: (link: SessionLink) => SessionExtension;
 }

@@ -65,13 +65,13 @@ export class SessionStream {
         return;
       }
       case "tool_result": {
-        const delivery = session.agent.submitToolResult(command.toolCallId, command.outcome);
+        const delivery = session.submitToolResult(command.toolCallId, command.outcome);
         if (delivery === "no_active_turn") return this.#error("no_active_turn", "no turn is running");
         if (delivery === "unknown") return this.#error("unknown_tool_call", `no open tool call "${command.toolCallId}"`);
         return;
       }
       case "permission_decision": {
-        const delivery = session.agent.decidePermission(command.toolCallId, command.approved, command.modifier);
+        const delivery = session.decidePermission(command.toolCallId, command.approved, command.modifier);
         if (delivery === "no_active_turn") return this.#error("no_active_turn", "no turn is running");
         if (delivery === "unknown") return this.#error("unknown_tool_call", `no tool call "${command.toolCallId}" is waiting for approval`);
         return;
@@ -129,6 +129,18 @@ export class SessionStream {
         model: model.name,
         ...(command.hostId ? { hostId: command.hostId } : {}),
       });
+      // The extension's link reaches the session through this binding, set right below.
+      let session: Session | undefined;
+      const extension = this.#deps.extend?.({
+        id,
+        tenantId: this.#principal.tenantId,
+        model: model.name,
+        environmentId: environment.id,
+        permissions: () => agent.permissions,
+        clientTools: () => agent.clientTools(),
+        emit: (event) => session?.emit(event),
+        route: (toolCallId, route) => session?.route(toolCallId, route) ?? (() => {}),
+      });
       const agent = this.#deps.createAgent({
         model,
         tools: command.tools,
@@ -139,9 +151,10 @@ export class SessionStream {
         maxContextTokens: command.maxContextTokens ?? model.contextWindow ?? this.#deps.defaultMaxContextTokens,
         permissions: [...environment.permissionRules, ...this.#deps.defaultPermissions],
         limits: this.#deps.limits,
+        ...(extension ? { serverTools: extension.serverTools } : {}),
         onAgentError: (err) => this.#deps.log.error({ err, sessionId: id }, "agent error"),
       });
-      const session = new Session({ id, principal: this.#principal, model: model.name, agent, deps: this.#deps });
+      session = new Session({ id, principal: this.#principal, model: model.name, agent, deps: this.#deps, ...(extension ? { extension } : {}) });
       this.#session = session;
       this.#registry.add(session);
       session.attach((item) => this.#queue.push({ kind: "event", item }), () => this.#endedElsewhere(session));

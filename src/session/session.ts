@@ -1,6 +1,6 @@
-import type { Agent, TurnInput } from "../agent/index.ts";
-import { addUsage, emptyUsage, type TokenUsage } from "../models/index.ts";
-import type { Principal, SessionDeps, SessionStatus } from "./ports.ts";
+import type { Agent, Delivery, ToolOutcome, TurnInput } from "../agent/index.ts";
+import { addUsage, emptyUsage, type JsonObject, type TokenUsage } from "../models/index.ts";
+import type { ClientAnswerRoute, Principal, SessionDeps, SessionExtension, SessionStatus } from "./ports.ts";
 import type { SequencedEvent, SessionEvent } from "./types.ts";
 
 /** Merged deltas are flushed at this many characters even within one tick. */
@@ -45,13 +45,17 @@ export class Session {
   #turnIndex: number | undefined;
   /** Usage of every turn so far, reported when the session ends. */
   #usage: TokenUsage = emptyUsage();
+  readonly #extension: SessionExtension | undefined;
+  /** Client answers for ids that are not the agent's own (workers' calls). */
+  readonly #routes = new Map<string, ClientAnswerRoute>();
 
-  constructor(init: { id: string; principal: Principal; model: string; agent: Agent; deps: SessionDeps }) {
+  constructor(init: { id: string; principal: Principal; model: string; agent: Agent; deps: SessionDeps; extension?: SessionExtension }) {
     this.id = init.id;
     this.principal = init.principal;
     this.model = init.model;
     this.agent = init.agent;
     this.#deps = init.deps;
+    this.#extension = init.extension;
     this.#deps.metrics.sessionStatus("active", 1);
   }
 
@@ -144,6 +148,28 @@ export class Session {
 
   #cancelIfUnanswerable(): void {
     if (this.#inputClosed && this.#awaitingClient) this.agent.cancelTurn("the client closed its request stream");
+  }
+
+  /** Sends the client's answers for `toolCallId` to `route` (not the agent) until the returned function runs. */
+  route(toolCallId: string, route: ClientAnswerRoute): () => void {
+    this.#routes.set(toolCallId, route);
+    return () => {
+      if (this.#routes.get(toolCallId) === route) this.#routes.delete(toolCallId);
+    };
+  }
+
+  /** A client's tool result: for the agent's own call, else for a routed one. */
+  submitToolResult(toolCallId: string, outcome: ToolOutcome): Delivery {
+    const delivery = this.agent.submitToolResult(toolCallId, outcome);
+    if (delivery === "accepted") return delivery;
+    return this.#routes.get(toolCallId)?.result(outcome) === true ? "accepted" : delivery;
+  }
+
+  /** A client's permission decision: for the agent's own call, else for a routed one. */
+  decidePermission(toolCallId: string, approved: boolean, modifier?: JsonObject): Delivery {
+    const delivery = this.agent.decidePermission(toolCallId, approved, modifier);
+    if (delivery === "accepted") return delivery;
+    return this.#routes.get(toolCallId)?.decide(approved) === true ? "accepted" : delivery;
   }
 
   /** `onEnded` runs when the session ends from elsewhere (REST DELETE, shutdown), to close the stream. */
@@ -243,6 +269,12 @@ export class Session {
     if (this.#detachTimer) clearTimeout(this.#detachTimer);
     this.#detachTimer = undefined;
     this.#setStatus(status);
+    // Workers first: a turn waiting for them then ends at once.
+    try {
+      this.#extension?.ended(status, reason);
+    } catch (err) {
+      this.#deps.log.error({ err, sessionId: this.id }, "session extension failed at the end");
+    }
     this.agent.cancelTurn(reason);
     await this.#turn;
     this.emit({ type: "session_completed", status, reason, usage: this.#usage, turns: this.#turns });
@@ -250,7 +282,6 @@ export class Session {
     this.agent.dispose();
     const onEnded = this.#onEnded;
     this.#onEnded = undefined;
-    onEnded?.();
     const events = this.#unflushed;
     this.#unflushed = [];
     try {
@@ -259,6 +290,8 @@ export class Session {
     } catch (err) {
       this.#deps.log.error({ err, sessionId: this.id }, "could not persist session end");
     }
+    // The stream ends only once the end is stored: a client that saw it end can read the status.
+    onEnded?.();
   }
 
   #setStatus(status: SessionStatus): void {

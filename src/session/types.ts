@@ -77,7 +77,11 @@ export type SessionEvent =
   | { type: "pong" }
   | { type: "presence"; level: "full" | "mini" | "hidden"; reason: string }
   /** The last event of a session: how it ended and the tokens of all its turns. */
-  | { type: "session_completed"; status: Exclude<SessionStatus, "active" | "detached">; reason: string; usage: TokenUsage; turns: number };
+  | { type: "session_completed"; status: Exclude<SessionStatus, "active" | "detached">; reason: string; usage: TokenUsage; turns: number }
+  /** The session's agent spawned its first worker: the client can watch the task. */
+  | { type: "team_started"; taskId: string }
+  /** A worker's client-tool call, sent to the parent session's client. */
+  | { type: "worker_tool_request"; workerId: string; toolCallId: string; toolName: string; parameters: JsonObject; timeoutMs: number };
 
 /**
  * A session event with its per-session sequence number (1-based, gap-free). Events a

@@ -200,3 +200,87 @@ export interface SessionFilter extends PageRequest {
   status?: SessionStatus;
   environmentId?: string;
 }
+
+/** Where a task is: `running` until every worker has exited and no more can join. */
+export type TaskStatus = "running" | "completed" | "cancelled";
+
+/** A multi-agent task: workers that run agent loops, with one team event log. */
+export interface Task {
+  id: string;
+  tenantId: string;
+  environmentId: string;
+  /** The session whose agent spawned the workers, or whose client tools they may use. */
+  sessionId?: string;
+  prompt: string;
+  model?: string;
+  status: TaskStatus;
+  /** The node running its workers. */
+  nodeId?: string;
+  /** Seq of the last stored team event (0 when none). */
+  lastSeq: number;
+  /** Sum of the usage of its finished workers. */
+  usage: TokenUsage;
+  createdAt: number;
+  updatedAt: number;
+  endedAt?: number;
+}
+
+export interface NewTask {
+  id?: string;
+  environmentId: string;
+  sessionId?: string;
+  prompt: string;
+  model?: string;
+  nodeId?: string;
+}
+
+export type WorkerStatus = "running" | "completed" | "failed";
+
+/** One worker of a task, numbered from 1 in spawn order. */
+export interface Worker {
+  id: string;
+  taskId: string;
+  index: number;
+  prompt: string;
+  mode: string;
+  model: string;
+  /** 1 for a worker spawned by a session or REST, 2 for one spawned by a worker, … */
+  depth: number;
+  status: WorkerStatus;
+  result?: string;
+  failure?: string;
+  /** The worker's conversation when it ended (opaque JSON). */
+  transcript?: unknown;
+  usage: TokenUsage;
+  createdAt: number;
+  endedAt?: number;
+}
+
+export interface NewWorker {
+  id?: string;
+  prompt: string;
+  mode: string;
+  model: string;
+  depth: number;
+}
+
+/** How a worker ended. */
+export interface WorkerEnd {
+  status: Exclude<WorkerStatus, "running">;
+  result?: string;
+  failure?: string;
+  transcript?: unknown;
+  usage: TokenUsage;
+}
+
+/** Which tasks `listTasks` returns. */
+export interface TaskFilter extends PageRequest {
+  status?: TaskStatus;
+}
+
+/** One stored team event (a serialized `TeamEvent`). */
+export interface TeamEventRow {
+  seq: number;
+  payload: Uint8Array;
+  createdAt: number;
+}

@@ -28,7 +28,15 @@ import type {
   SessionFilter,
   SessionStatusChange,
   StoredTurn,
+  Task,
+  TaskFilter,
+  TaskStatus,
+  TeamEventRow,
   Tenant,
+  NewTask,
+  NewWorker,
+  Worker,
+  WorkerEnd,
 } from "./records.ts";
 
 export * from "./records.ts";
@@ -142,8 +150,35 @@ export interface EventStore {
   pruneEvents(now?: number): Promise<number>;
 }
 
+export interface TaskStore {
+  /** A duplicate `id` throws `conflict`. */
+  createTask(tenantId: string, input: NewTask): Promise<Task>;
+  getTask(tenantId: string, id: string): Promise<Task | undefined>;
+  listTasks(tenantId: string, filter?: TaskFilter): Promise<Page<Task>>;
+  /** Adds a worker numbered after the task's last one; undefined when the task is unknown. */
+  addWorker(tenantId: string, taskId: string, input: NewWorker): Promise<Worker | undefined>;
+  /** The task's workers in spawn order; undefined when the task is unknown. */
+  listWorkers(tenantId: string, taskId: string): Promise<Worker[] | undefined>;
+  /**
+   * Ends a running worker and adds its usage to the task's, in one transaction; false when the
+   * worker is unknown, another task's, or already ended (so usage is counted once).
+   */
+  endWorker(tenantId: string, taskId: string, workerId: string, end: WorkerEnd): Promise<boolean>;
+  /**
+   * Appends team events atomically and records the highest seq as the task's `lastSeq`; false
+   * when the task is unknown; a repeated seq throws `conflict` and stores nothing.
+   */
+  appendTeamEvents(tenantId: string, taskId: string, events: readonly { seq: number; payload: Uint8Array; createdAt: number }[]): Promise<boolean>;
+  /** Events with seq > `afterSeq`, ascending, at most `limit` (default 1000); undefined when the task is unknown. */
+  readTeamEvents(tenantId: string, taskId: string, range?: { afterSeq?: number; limit?: number }): Promise<TeamEventRow[] | undefined>;
+  /** Ends a running task with `status`; undefined when unknown or not running. */
+  endTask(tenantId: string, taskId: string, status: Exclude<TaskStatus, "running">): Promise<Task | undefined>;
+  /** Running tasks of every tenant owned by `nodeId` (all running ones when absent): the startup check. */
+  runningTasks(nodeId?: string): Promise<Task[]>;
+}
+
 /** Everything the server keeps. Safe for concurrent use by many async callers. */
-export interface Store extends TenantStore, KeyStore, EnvironmentStore, SessionStore, TranscriptStore, FeedbackStore, EventStore {
+export interface Store extends TenantStore, KeyStore, EnvironmentStore, SessionStore, TranscriptStore, FeedbackStore, EventStore, TaskStore {
   /** `sqlite` or `postgres`. */
   readonly kind: "sqlite" | "postgres";
   /** Resolves when the database answers a trivial query (for `/readyz`); rejects otherwise. */

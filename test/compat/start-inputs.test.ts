@@ -5,7 +5,7 @@
 // ai_mode runs as react (and is logged). Real clients, the fake OpenAI (which refuses names
 // the real API refuses), a real SQLite file, and a spawned server for the log.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { messagesOf, systemOf, toolNames } from "../session/chat-body.ts";
+import { clientToolsOf, messagesOf, SERVER_TOOLS, systemOf, toolNames } from "../session/chat-body.ts";
 import { GRPC, type SessionFixture, startSessionFixture } from "../session/fixture.ts";
 import { spawnServer, type SpawnedServer } from "../support/server.ts";
 import { type ClientKind, sessionClientFactory } from "../support/session-client.ts";
@@ -26,7 +26,7 @@ describe.each<{ api: "chat" | "responses" }>([{ api: "chat" }, { api: "responses
   /** Names of the tools offered in request `index`, whatever the API. */
   const offered = async (index: number): Promise<string[]> => {
     const body = (await fx.request(index)).body;
-    return api === "chat" ? toolNames(body) : (body.tools ?? []).map((t: { name: string }) => t.name);
+    return api === "chat" ? toolNames(body) : (body.tools ?? []).map((t: { name: string }) => t.name).filter((n: string) => !SERVER_TOOLS.has(n));
   };
   /** Names of the tool calls in the history sent with request `index`. */
   const calledInHistory = async (index: number): Promise<string[]> => {
@@ -137,7 +137,7 @@ describe("history, duplicates and schemas (chat API)", () => {
       const turn = await readTurn(client);
       expect(valuesOf(turn, "error")).toEqual([]);
       const body = fx.requests().at(-1)!.body;
-      return (body.tools ?? []).map((t: { function: { name: string; description: string } }) => [t.function.name, t.function.description]);
+      return clientToolsOf(body).map((t) => [t.function.name, t.function.description]);
     };
     expect(await toolsOfNextTurn()).toEqual([["other", "o"], ["dup", "second"]]);
     expect(await toolsOfNextTurn({ tools: [described("t", "early"), described("t", "late")] })).toEqual([["t", "late"]]);

@@ -32,8 +32,10 @@ function inProcess(authenticate: RpcAuthenticator = async () => ({ tenantId: "ac
     allowSessionStart: () => true,
   };
   const openStreams = new Set<SessionStream>();
+  // These tests run sessions only: WatchTeam has no tasks to find.
+  const noTeams = { watch: async (): Promise<never> => Promise.reject(new RozError("not_found")) };
   const transport = createRouterTransport(({ service }) => {
-    service(AgentService, createAgentService({ session, registry, authenticate, openStreams, defaultEventFormat: "flat" }));
+    service(AgentService, createAgentService({ session, registry, authenticate, openStreams, defaultEventFormat: "flat", teams: noTeams, openWatches: new Set() }));
   });
   return { client: createClient(AgentService, transport), persistence, registry };
 }

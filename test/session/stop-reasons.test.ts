@@ -2,7 +2,7 @@
 // max_cycles, tool_error_limit, error; retries before any output; no retry after output.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { caseOf, nextOf, readTurn, rq, show, textOf, tool, turnCompleteOf, valuesOf } from "../support/session-protocol.ts";
-import { toolMessages } from "./chat-body.ts";
+import { clientToolsOf, toolMessages } from "./chat-body.ts";
 import { type SessionFixture, startSessionFixture } from "./fixture.ts";
 
 describe("default limits", () => {
@@ -149,8 +149,8 @@ describe("ROZ_MAX_CYCLES=2", () => {
     expect(turnCompleteOf(turn)).toMatchObject({ messageId: "loop", stopReason: "max_cycles", usage: { inputTokens: 30, outputTokens: 3 } });
     const requests = fx.requests();
     expect(requests).toHaveLength(3);
-    expect(requests[0]!.body.tools).toHaveLength(1);
-    expect(requests[1]!.body.tools).toHaveLength(1);
+    expect(clientToolsOf(requests[0]!.body)).toHaveLength(1);
+    expect(clientToolsOf(requests[1]!.body)).toHaveLength(1);
     // The wrap-up call offers no tools.
     expect(requests[2]!.body.tools).toBeUndefined();
   });

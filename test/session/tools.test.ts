@@ -16,7 +16,7 @@ import {
   turnCompleteOf,
   valuesOf,
 } from "../support/session-protocol.ts";
-import { messagesOf, systemOf, toolMessages, toolNames } from "./chat-body.ts";
+import { clientToolsOf, messagesOf, systemOf, toolMessages, toolNames } from "./chat-body.ts";
 import { type SessionFixture, startSessionFixture } from "./fixture.ts";
 
 let fx: SessionFixture;
@@ -224,7 +224,7 @@ it("register_tools with a source replaces {source}__* tools; without one it adds
     client.send(rq.user("which tools?"));
     expect(turnCompleteOf(await readTurn(client)).stopReason).toBe("end_turn");
     const body = fx.requests().at(-1)!.body;
-    return { names: toolNames(body), descriptions: (body.tools ?? []).map((t: { function: { description: string } }) => t.function.description) };
+    return { names: toolNames(body), descriptions: clientToolsOf(body).map((t) => t.function.description) };
   };
   expect((await toolsOfNextTurn()).names).toEqual(["cam__snap", "cam__zoom", "shell"]);
 

@@ -11,6 +11,7 @@ import { eventSuite } from "./suites/events.ts";
 import { keySuite } from "./suites/keys.ts";
 import { migrationSuite } from "./suites/migrations.ts";
 import { sessionSuite } from "./suites/sessions.ts";
+import { taskSuite } from "./suites/tasks.ts";
 import { tenantSuite } from "./suites/tenants.ts";
 import { transcriptSuite } from "./suites/transcript.ts";
 
@@ -61,6 +62,7 @@ export function defineStoreConformance(name: string, harness: StoreHarness): voi
     sessionSuite(ctx);
     transcriptSuite(ctx);
     eventSuite(ctx);
+    taskSuite(ctx);
     crashSuite(ctx);
   });
 }

@@ -6,6 +6,7 @@ import { eventRepo } from "./events.ts";
 import { feedbackRepo } from "./feedback.ts";
 import { keyRepo } from "./keys.ts";
 import { sessionRepo } from "./sessions.ts";
+import { taskRepo } from "./tasks.ts";
 import { tenantRepo } from "./tenants.ts";
 import { turnRepo } from "./turns.ts";
 
@@ -39,6 +40,7 @@ export function createSqlStore(db: SqlDatabase, options: SqlStoreOptions = {}): 
     ...turnRepo(ctx),
     ...feedbackRepo(ctx),
     ...eventRepo(ctx),
+    ...taskRepo(ctx),
     async ping() {
       await db.get("SELECT 1 AS ok");
     },
