@@ -119,6 +119,13 @@ export const settings = {
     int(0, 10_000_000),
     "sessions started per key per minute (0 = off)",
   ),
+  consoleDir: setting(
+    "ROZ_CONSOLE_DIR",
+    undefined,
+    optStr,
+    "folder of the built web console served at / (`off`: no console)",
+    "web/dist of this installation",
+  ),
   nodeId: setting("ROZ_NODE_ID", undefined, optStr, "this node's id in a cluster", "hostname-pid"),
 } as const;
 
