@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { credentials, onSignedOut } from "./api/credentials.ts";
-import { rest } from "./api/rest.ts";
+import { rest, type KeyJson } from "./api/rest.ts";
 import { agentClient } from "./api/rpc.ts";
 import { href, useRoute, type Route } from "./router.ts";
 import { EnvironmentsView } from "./views/environments.tsx";
@@ -40,6 +40,8 @@ export function App() {
   const [access, setAccess] = useState<Access>({ state: "checking" });
   const route = useRoute();
   const client = useMemo(() => agentClient(), []);
+  // A new key's secret outlives a sign-out: the first key made in open mode ends open mode at once.
+  const [created, setCreated] = useState<KeyJson | undefined>();
 
   useEffect(() => {
     void checkAccess().then(setAccess);
@@ -47,7 +49,7 @@ export function App() {
   }, []);
 
   if (access.state === "checking") return <main class="center" aria-busy="true">Connecting…</main>;
-  if (access.state === "signed-out") return <SignIn reason={access.reason} onSignedIn={() => setAccess({ state: "key" })} />;
+  if (access.state === "signed-out") return <SignIn reason={access.reason} created={created} clearCreated={() => setCreated(undefined)} onSignedIn={() => setAccess({ state: "key" })} />;
 
   const current = route.name === "session" ? "sessions" : route.name;
   return (
@@ -84,7 +86,7 @@ export function App() {
         {route.name === "new" && <NewSessionView client={client} />}
         {route.name === "teams" && <TeamsView key={route.taskId ?? ""} taskId={route.taskId} client={client} />}
         {route.name === "environments" && <EnvironmentsView />}
-        {route.name === "keys" && <KeysView />}
+        {route.name === "keys" && <KeysView created={created} setCreated={setCreated} />}
         {route.name === "usage" && <UsageView />}
       </main>
     </div>

@@ -2,6 +2,7 @@ import { useState } from "preact/hooks";
 import { rest, restAll, type KeyJson } from "../api/rest.ts";
 import { FieldError, formErrorOf, unplaced, type FormError } from "../components/field.tsx";
 import { usePoll } from "../components/use-poll.ts";
+import { NewKey } from "../components/new-key.tsx";
 import { ago } from "../format.ts";
 
 const SCOPES = ["sessions", "tasks", "environments", "keys", "admin"];
@@ -44,9 +45,8 @@ function CreateKey({ onCreated }: { onCreated: (k: KeyJson) => void }) {
 }
 
 /** The tenant's keys: list, create (the secret is shown once, here), revoke. */
-export function KeysView() {
+export function KeysView({ created, setCreated }: { created: KeyJson | undefined; setCreated: (k: KeyJson | undefined) => void }) {
   const { value: keys, error, reload } = usePoll(() => restAll<KeyJson>("/v1/auth/keys"), 0);
-  const [created, setCreated] = useState<KeyJson | undefined>();
   const [confirming, setConfirming] = useState<string | undefined>();
   const [revokeError, setRevokeError] = useState("");
   const revoke = async (id: string) => {
@@ -63,19 +63,7 @@ export function KeysView() {
       <div class="page-head">
         <h1 id="keys-title">API keys</h1>
       </div>
-      {created?.key && (
-        <div class="card secret" role="status">
-          <p>
-            Key <strong>{created.name || created.prefix}</strong> created. Copy it now: it is not shown again.
-          </p>
-          <code class="mono" data-secret>
-            {created.key}
-          </code>
-          <button type="button" class="secondary" onClick={() => setCreated(undefined)}>
-            Done
-          </button>
-        </div>
-      )}
+      {created?.key && <NewKey created={created} onDone={() => setCreated(undefined)} />}
       <CreateKey
         onCreated={(k) => {
           setCreated(k);
