@@ -12,10 +12,10 @@ const PAD = { left: 64, bottom: 36, top: 8, right: 8 };
  * Stacked bars in SVG; colours come from CSS classes (`series-<name>`), so light and dark
  * themes apply. Every bar has a <title> and the chart a table twin for screen readers.
  */
-export function BarChart({ bars, label, series }: { bars: readonly Bar[]; label: string; series: readonly string[] }) {
+export function BarChart({ bars, label, series }: { bars: readonly Bar[]; label: string; series: readonly { name: string; label: string }[] }) {
   const max = Math.max(1, ...bars.map((b) => b.segments.reduce((a, s) => a + s.value, 0)));
   const inner = { w: W - PAD.left - PAD.right, h: H - PAD.top - PAD.bottom };
-  const bw = bars.length ? inner.w / bars.length : inner.w;
+  const bw = Math.min(56, bars.length ? inner.w / bars.length : inner.w);
   const y = (v: number) => (v / max) * inner.h;
   return (
     <figure class="chart">
@@ -31,7 +31,7 @@ export function BarChart({ bars, label, series }: { bars: readonly Bar[]; label:
           let base = H - PAD.bottom;
           return (
             <g data-bar={b.label}>
-              <title>{`${b.label}: ${b.segments.map((s) => `${s.series} ${s.value.toLocaleString("en-US")}`).join(", ")}`}</title>
+              <title>{`${b.label}: ${b.segments.map((s) => `${series.find((x) => x.name === s.series)?.label ?? s.series} ${s.value.toLocaleString("en-US")}`).join(", ")}`}</title>
               {b.segments.map((s) => {
                 const h = y(s.value);
                 base -= h;
@@ -49,7 +49,7 @@ export function BarChart({ bars, label, series }: { bars: readonly Bar[]; label:
       <figcaption>
         {series.map((s) => (
           <span class="legend">
-            <span class={`swatch series-${s}`} aria-hidden="true" /> {s}
+            <span class={`swatch series-${s.name}`} aria-hidden="true" /> {s.label}
           </span>
         ))}
       </figcaption>

@@ -3,7 +3,11 @@ import { BarChart, type Bar } from "../components/bar-chart.tsx";
 import { usePoll } from "../components/use-poll.ts";
 import { num } from "../format.ts";
 
-const SERIES = ["input", "cache_read", "output"] as const;
+const SERIES = [
+  { name: "input", label: "fresh input" },
+  { name: "cache_read", label: "cache hits" },
+  { name: "output", label: "output" },
+];
 
 /** `input` counts the cached part too; the chart shows fresh input and cache hits apart. */
 const segments = (u: SessionJson["usage"]) => [
