@@ -115,6 +115,67 @@ describe.skipIf(!haveChromium)("the console", () => {
     await screenshot(page, "usage");
   });
 
+  it("offers the new-session form with the tenant's environments", async () => {
+    await page.getByRole("link", { name: "New session" }).first().click();
+    await page.getByLabel("Environment").locator("option", { hasText: "lab two" }).waitFor({ state: "attached" });
+    await page.getByLabel("Message").fill("Which tools do you have?");
+    await screenshot(page, "new-session");
+    await page.getByRole("link", { name: "Teams" }).click();
+    await page.getByLabel("Task id").waitFor();
+    await screenshot(page, "teams-empty");
+  });
+
+  it("is usable with the keyboard, with a visible focus ring", async () => {
+    await page.getByRole("link", { name: "Sessions" }).focus();
+    let label = "";
+    for (let i = 0; i < 10 && label !== "Environments"; i++) {
+      await page.keyboard.press("Tab");
+      label = await page.evaluate(() => document.activeElement?.textContent ?? "");
+    }
+    expect(label).toBe("Environments");
+    const outline = await page.evaluate(() => {
+      const s = getComputedStyle(document.activeElement as Element);
+      return { style: s.outlineStyle, width: parseFloat(s.outlineWidth) };
+    });
+    expect(outline.style).toBe("solid");
+    expect(outline.width).toBeGreaterThanOrEqual(2);
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: "Environments" }).waitFor();
+  });
+
+  it("meets WCAG AA contrast for text and controls in light and dark", async () => {
+    for (const colorScheme of ["light", "dark"] as const) {
+      await page.emulateMedia({ colorScheme });
+      const worst = await page.evaluate(() => {
+        const rgb = (c: string) => (c.match(/[\d.]+/g) ?? []).slice(0, 3).map(Number);
+        const lum = (c: string) => {
+          const [r, g, b] = rgb(c).map((v) => {
+            const s = v / 255;
+            return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+          }) as [number, number, number];
+          return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+        };
+        const background = (el: Element | null): string => {
+          for (; el; el = el.parentElement) {
+            const bg = getComputedStyle(el).backgroundColor;
+            if (bg !== "rgba(0, 0, 0, 0)" && bg !== "transparent") return bg;
+          }
+          return getComputedStyle(document.body).backgroundColor;
+        };
+        const ratios = [...document.querySelectorAll("a, button, label, h1, h2, td, th, .muted, .badge, .field-error, input, select")]
+          .filter((el) => (el as HTMLElement).offsetParent !== null && el.textContent?.trim())
+          .map((el) => {
+            const a = lum(getComputedStyle(el).color);
+            const b = lum(background(el));
+            return { ratio: (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05), text: el.textContent?.trim().slice(0, 30) };
+          });
+        return ratios.sort((x, y) => x.ratio - y.ratio)[0];
+      });
+      expect(worst?.ratio, `${colorScheme}: "${worst?.text}"`).toBeGreaterThanOrEqual(4.5);
+    }
+    await page.emulateMedia({ colorScheme: "light" });
+  });
+
   it("shows a dark theme when the system prefers it", async () => {
     const { page: dark } = await h.open("#/sessions", { colorScheme: "dark" });
     await dark.getByLabel("API key").fill(adminKey);

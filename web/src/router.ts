@@ -46,6 +46,7 @@ export function useRoute(): Route {
   useEffect(() => {
     const update = () => setRoute(parseRoute(location.hash));
     addEventListener("hashchange", update);
+    update(); // the hash may have changed between the first render and this listener
     return () => removeEventListener("hashchange", update);
   }, []);
   return route;
