@@ -28,11 +28,11 @@ const layerOf = (file: string): string => {
   return rel[0] === "src" ? (rel[1] ?? "") : (rel[0] ?? "");
 };
 
-function* sources(dir: string): Generator<string> {
+function* sources(dir: string, pattern = /\.(ts|js)$/): Generator<string> {
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
-    if (statSync(path).isDirectory()) yield* sources(path);
-    else if (/\.(ts|js)$/.test(name) && !name.endsWith(".d.ts")) yield path;
+    if (statSync(path).isDirectory()) yield* sources(path, pattern);
+    else if (pattern.test(name) && !name.endsWith(".d.ts")) yield path;
   }
 }
 
@@ -46,6 +46,31 @@ describe("layers", () => {
         const to = layerOf(resolve(file, "..", m[1] as string));
         if (to !== from && !(allowed[from] ?? []).includes(to)) violations.push(`${relative(root, file)} → ${m[1]}`);
       }
+    }
+    expect(violations).toEqual([]);
+  });
+});
+
+describe("the web console's layer", () => {
+  /** What web/ may import besides its own modules and src/gen: the browser libraries it is built on. */
+  const webPackages = ["preact", "preact/hooks", "preact/jsx-runtime", "@connectrpc/connect", "@connectrpc/connect-web", "@bufbuild/protobuf"];
+
+  it("web/src imports only its own modules, generated code and its browser libraries; nothing imports web/src", () => {
+    const violations: string[] = [];
+    const webSrc = join(root, "web", "src");
+    for (const file of sources(webSrc, /\.(ts|tsx)$/)) {
+      for (const m of readFileSync(file, "utf8").matchAll(/(?:from|import)\s*\(?\s*"([^"]+)"/g)) {
+        const spec = m[1] as string;
+        if (!spec.startsWith(".")) {
+          if (!webPackages.includes(spec)) violations.push(`${relative(root, file)} → ${spec}`);
+          continue;
+        }
+        const target = relative(root, resolve(file, "..", spec));
+        if (!target.startsWith("web/src/") && !target.startsWith("src/gen/")) violations.push(`${relative(root, file)} → ${spec}`);
+      }
+    }
+    for (const file of [...sources(join(root, "src")), ...sources(join(root, "routes"))]) {
+      if (/["']\.[^"']*\/web\/src\//.test(readFileSync(file, "utf8"))) violations.push(`${relative(root, file)} imports web/src`);
     }
     expect(violations).toEqual([]);
   });

@@ -40,8 +40,18 @@ export class LiveSession {
   #start: StartInit | undefined;
   #saveTimer: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(client: AgentClient, target: { sessionId: string } | { start: StartInit; firstMessage?: string }) {
+  /**
+   * `onExpired`: when the server no longer keeps the events after this tab's seq (OUT_OF_RANGE,
+   * `events_expired`), where to go on from: the stored transcript and the session's last seq.
+   */
+  readonly #onExpired: (() => Promise<{ items: SessionState["items"]; lastSeq: number } | undefined>) | undefined;
+
+  constructor(
+    client: AgentClient,
+    target: { sessionId: string; onExpired?: () => Promise<{ items: SessionState["items"]; lastSeq: number } | undefined> } | { start: StartInit; firstMessage?: string },
+  ) {
     this.#client = client;
+    this.#onExpired = "sessionId" in target ? target.onExpired : undefined;
     if ("start" in target) {
       this.#start = target.start;
       this.state = { ...emptyState(), answersTools: (target.start.tools?.length ?? 0) > 0 };
@@ -104,6 +114,12 @@ export class LiveSession {
         if (this.#abort.signal.aborted) return;
         const e = ConnectError.from(err);
         if (e.code === Code.Unimplemented) return this.#finish("unsupported", "this server does not offer AttachSession yet: the transcript comes from REST only");
+        const resumeFrom = e.code === Code.OutOfRange ? await this.#onExpired?.().catch(() => undefined) : undefined;
+        if (resumeFrom && resumeFrom.lastSeq > this.state.lastSeq) {
+          // Go on live from the session's last seq, with what came before from the stored transcript.
+          this.#update({ ...this.state, items: [...resumeFrom.items, { kind: "notice", tone: "info", text: "older events have expired: earlier turns come from the stored transcript" }], lastSeq: resumeFrom.lastSeq });
+          continue;
+        }
         if ([Code.NotFound, Code.InvalidArgument, Code.OutOfRange, Code.Unauthenticated, Code.PermissionDenied, Code.FailedPrecondition].includes(e.code) || this.#start) {
           return this.#finish("failed", e.rawMessage);
         }

@@ -102,7 +102,16 @@ export function SessionView({ id, client }: { id: string; client: AgentClient })
         const s = await rest<SessionJson>("GET", `/v1/sessions/${encodeURIComponent(id)}`);
         setSession(s);
         if (isLive(s)) {
-          current = new LiveSession(client, { sessionId: id });
+          current = new LiveSession(client, {
+            sessionId: id,
+            onExpired: async () => {
+              const [now, stored] = await Promise.all([
+                rest<SessionJson>("GET", `/v1/sessions/${encodeURIComponent(id)}`),
+                rest<{ turns: TurnJson[] }>("GET", `/v1/sessions/${encodeURIComponent(id)}/messages?format=turns`),
+              ]);
+              return now.last_seq === undefined ? undefined : { lastSeq: now.last_seq, items: transcriptItems(stored.turns) };
+            },
+          });
           setLive(current);
           void current.run();
         }
@@ -126,6 +135,7 @@ export function SessionView({ id, client }: { id: string; client: AgentClient })
         {session && (
           <span class="muted">
             <span class={`status ${session.status}`}>{session.status}</span> · {session.model} · {num(session.turn_count)} turns · {tokens(session.usage)}
+            {session.attached_streams !== undefined && ` · ${session.attached_streams} attached`}
           </span>
         )}
       </div>
