@@ -45,7 +45,9 @@ export function App() {
 
   useEffect(() => {
     void checkAccess().then(setAccess);
-    return onSignedOut((reason) => setAccess({ state: "signed-out", reason: `Signed out: ${reason}` }));
+    return onSignedOut((reason) =>
+      setAccess((was) => ({ state: "signed-out", reason: was.state === "open" ? "This server now needs an API key: one has been created." : `Signed out: ${reason}` })),
+    );
   }, []);
 
   if (access.state === "checking") return <main class="center" aria-busy="true">Connecting…</main>;
