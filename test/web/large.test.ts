@@ -89,4 +89,8 @@ describe.skipIf(!haveChromium)("large lists", () => {
     await page.getByText("question 1", { exact: true }).waitFor();
     await screenshot(page, "transcript-long");
   });
+
+  it("made no request to any other origin", () => {
+    expect(h.foreignRequests).toEqual([]);
+  });
 });
