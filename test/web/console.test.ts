@@ -162,7 +162,7 @@ describe.skipIf(!haveChromium)("the console", () => {
           }
           return getComputedStyle(document.body).backgroundColor;
         };
-        const ratios = [...document.querySelectorAll("a, button, label, h1, h2, td, th, .muted, .badge, .field-error, input, select")]
+        const ratios = Array.from(document.querySelectorAll("a, button, label, h1, h2, td, th, .muted, .badge, .field-error, input, select"))
           .filter((el) => (el as HTMLElement).offsetParent !== null && el.textContent?.trim())
           .map((el) => {
             const a = lum(getComputedStyle(el).color);
