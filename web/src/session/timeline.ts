@@ -89,11 +89,10 @@ export function applyResponse(state: SessionState, res: SessionResponse, now = D
     case "activityUpdate": {
       const v = r.value;
       let items = s.items;
-      if (v.state === "waiting_approval" && v.approval) {
-        const a = v.approval;
-        if (findLast(items, "approval", (x) => x.id === a.toolCallId) < 0) {
-          items = [...items, { kind: "approval", id: a.toolCallId, toolName: a.toolName, parameters: a.parameters ?? {}, reason: a.reason, timeoutMs: a.timeoutMs, receivedAt: now, state: "pending" }];
-        }
+      // Servers before ApprovalRequest name only the call (`detail`): the approval is shown without its details.
+      const a = v.approval ?? (v.detail ? { toolCallId: v.detail, toolName: "", parameters: {}, reason: "", timeoutMs: 0 } : undefined);
+      if (v.state === "waiting_approval" && a && findLast(items, "approval", (x) => x.id === a.toolCallId) < 0) {
+        items = [...items, { kind: "approval", id: a.toolCallId, toolName: a.toolName, parameters: a.parameters ?? {}, reason: a.reason, timeoutMs: a.timeoutMs, receivedAt: now, state: "pending" }];
       }
       return { ...s, items, activity: v.state, turnRunning: s.turnRunning || v.state !== "idle" };
     }

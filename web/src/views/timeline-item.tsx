@@ -34,10 +34,10 @@ function Approval({ item, live }: { item: Extract<Item, { kind: "approval" }>; l
   return (
     <div class={`card approval ${item.state}`} role="group" aria-label={`Approval for ${item.toolName}`} data-approval={item.id}>
       <div class="row">
-        <strong>Approval needed: {item.toolName}</strong>
-        {item.state === "pending" ? <TimeLeft receivedAt={item.receivedAt} timeoutMs={item.timeoutMs} /> : <span class="badge">{item.state}</span>}
+        <strong>Approval needed: {item.toolName || `call ${item.id}`}</strong>
+        {item.state !== "pending" ? <span class="badge">{item.state}</span> : item.timeoutMs > 0 && <TimeLeft receivedAt={item.receivedAt} timeoutMs={item.timeoutMs} />}
       </div>
-      <p class="reason">{item.reason}</p>
+      {item.reason && <p class="reason">{item.reason}</p>}
       <pre class="args">{json(item.parameters)}</pre>
       {item.state === "pending" && live && (
         <div class="row">
