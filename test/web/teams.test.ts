@@ -38,6 +38,7 @@ describe.skipIf(!haveChromium)("teams", () => {
     await page.locator("tr[data-worker][data-state='completed']").nth(2).waitFor({ timeout: 60_000 });
     expect((await page.locator("tr[data-worker] .result").allTextContents()).sort()).toEqual(["worker 1 done", "worker 2 done", "worker 3 done"]);
     await page.locator("[data-team-status='finished']").waitFor();
+    await screenshot(page, "team");
     expect(h.foreignRequests).toEqual([]);
   }, 120_000);
 
