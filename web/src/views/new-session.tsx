@@ -33,10 +33,11 @@ export function NewSessionView({ client }: { client: AgentClient }) {
   }, [live]);
 
   if (live) {
+    const id = live.state.sessionId;
     return (
       <section class="page" aria-labelledby="new-title">
         <div class="page-head">
-          <h1 id="new-title">New session</h1>
+          <h1 id="new-title">{id ? <>Session <span class="mono">{id.slice(0, 8)}</span></> : "New session"}</h1>
         </div>
         <LivePane live={live} />
       </section>

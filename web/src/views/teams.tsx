@@ -17,13 +17,17 @@ function Lanes({ team, now }: { team: TeamState; now: number }) {
   const t0 = Math.min(...team.workers.map((w) => w.startedAt));
   const t1 = Math.max(now, ...team.workers.map((w) => w.endedAt ?? now));
   const span = Math.max(1, t1 - t0);
-  const x = (t: number) => 4 + ((t - t0) / span) * 592;
+  const LABEL = 84;
+  const x = (t: number) => LABEL + ((t - t0) / span) * (596 - LABEL);
   const laneH = 28;
   return (
     <svg class="lanes" viewBox={`0 0 600 ${team.workers.length * laneH + 8}`} role="img" aria-label="Workers over time">
       {team.workers.map((w, i) => (
         <g class={`lane ${w.state}`} transform={`translate(0 ${i * laneH + 4})`}>
           <title>{`${w.id}: ${w.state}`}</title>
+          <text class="lane-label" x={4} y={laneH / 2 + 4}>
+            {w.id.slice(0, 8)}
+          </text>
           <rect class="span" x={x(w.startedAt)} y={4} width={Math.max(2, x(w.endedAt ?? now) - x(w.startedAt))} height={laneH - 8} rx={3} />
           {w.marks.map((m) => (
             <line class="mark" x1={x(m.at)} x2={x(m.at)} y1={2} y2={laneH - 2}>
