@@ -134,6 +134,9 @@ describe.skipIf(!haveChromium)("live sessions", () => {
     await b.locator(".msg.assistant .text", { hasText: "You said: from B" }).waitFor();
     await a.locator(".msg.assistant .text", { hasText: "You said: from B" }).waitFor();
     for (const page of [a, b]) expect(await assistantTexts(page)).toEqual(["You said: hello from A", "You said: second from A", "You said: from B"]);
+    // The list counts both consoles as attached clients.
+    const { page: list } = await h.open("#/sessions");
+    await list.locator(`[data-session="${id}"] [data-attached="2"]`).waitFor();
     await screenshot(b, "second-console");
   });
 

@@ -1,4 +1,4 @@
-import { restAll, type SessionJson } from "../api/rest.ts";
+import { isLive, rest, restAll, type SessionJson } from "../api/rest.ts";
 import { usePoll } from "../components/use-poll.ts";
 import { VirtualList } from "../components/virtual-list.tsx";
 import { ago, num } from "../format.ts";
@@ -6,6 +6,20 @@ import { href } from "../router.ts";
 
 /** How often the list is re-read from REST. */
 export const SESSIONS_POLL_MS = 2000;
+/** Live sessions whose attached streams are read per poll when the list does not carry them (REST rate limits). */
+const DETAILS_PER_POLL = 10;
+
+/**
+ * Every session, newest first, with `attached_streams` for live ones: from the list when the
+ * server puts it there, else from `GET /v1/sessions/{id}` for the newest few live sessions.
+ */
+async function loadSessions(): Promise<SessionJson[]> {
+  const sessions = await restAll<SessionJson>("/v1/sessions");
+  const missing = sessions.filter((s) => isLive(s) && s.attached_streams === undefined).slice(0, DETAILS_PER_POLL);
+  const details = await Promise.all(missing.map((s) => rest<SessionJson>("GET", `/v1/sessions/${s.id}`).catch(() => s)));
+  const byId = new Map(details.map((d) => [d.id, d]));
+  return sessions.map((s) => (byId.has(s.id) ? { ...s, attached_streams: byId.get(s.id)?.attached_streams } : s));
+}
 
 function Row({ s }: { s: SessionJson }) {
   return (
@@ -19,7 +33,9 @@ function Row({ s }: { s: SessionJson }) {
       <span class="num" title={`cache read ${num(s.usage.cache_read_tokens)}`}>
         {num(s.usage.input_tokens + s.usage.output_tokens)}
       </span>
-      <span class="num">{s.attached_streams ?? "–"}</span>
+      <span class="num" data-attached={s.attached_streams}>
+        {s.attached_streams ?? "–"}
+      </span>
       <span title={s.updated_at}>{ago(s.updated_at)}</span>
     </a>
   );
@@ -27,7 +43,7 @@ function Row({ s }: { s: SessionJson }) {
 
 /** Every session of the tenant, newest first, re-read every two seconds. */
 export function SessionsView() {
-  const { value: sessions, error } = usePoll(() => restAll<SessionJson>("/v1/sessions"), SESSIONS_POLL_MS);
+  const { value: sessions, error } = usePoll(loadSessions, SESSIONS_POLL_MS);
   return (
     <section aria-labelledby="sessions-title" class="page">
       <div class="page-head">
