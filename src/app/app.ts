@@ -1,6 +1,7 @@
 import type { Http2ServerRequest } from "node:http2";
 import type { IncomingMessage } from "node:http";
 import { randomUUID } from "node:crypto";
+import { fileURLToPath } from "node:url";
 import cors from "@fastify/cors";
 import swagger from "@fastify/swagger";
 import { cors as connectCors, createContextValues } from "@connectrpc/connect";
@@ -19,6 +20,7 @@ import { environmentRoutes } from "../../routes/environments.ts";
 import { keyRoutes } from "../../routes/keys.ts";
 import { metricsRoutes } from "../../routes/metrics.ts";
 import { sessionRoutes } from "../../routes/sessions.ts";
+import { consoleRoutes } from "../../routes/console.ts";
 import { type Authenticator, registerRestAuth } from "../auth/index.ts";
 import { openStore, type Store } from "../store/index.ts";
 import { createMemoryBus, type EventBus } from "../bus/index.ts";
@@ -38,6 +40,9 @@ import { parsePermissionRules } from "./permission-rules.ts";
 import { registerRestErrors } from "./rest-errors.ts";
 import { listenFailure, readSettingFile, storeOpenFailure } from "./startup-errors.ts";
 import { SERVER_VERSION } from "./version.ts";
+
+/** The console's build output in this installation (`npm run build:web` writes it). */
+const defaultConsoleDir = fileURLToPath(new URL("../../web/dist/", import.meta.url));
 
 /** Parts a test or benchmark may swap; everything else is built from `Config`. */
 export interface AppOverrides {
@@ -255,6 +260,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   await app.register(taskRoutes, { teams });
   await app.register(keyRoutes, { store, onKeyCreated: () => authenticator.keysChanged() });
   await app.register(metricsRoutes, { registry: metrics.registry });
+  if (config.consoleDir !== "off") await app.register(consoleRoutes, { root: config.consoleDir ?? defaultConsoleDir });
 
   // Applies the event-log retention; the store starts no timers of its own.
   const pruneTimer = setInterval(() => {

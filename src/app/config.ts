@@ -158,6 +158,13 @@ export const settings = {
     "deepest worker level: 1 = only sessions and REST start workers, 2 = workers may spawn once more, …",
   ),
   workerTimeoutMs: setting("ROZ_WORKER_TIMEOUT_MS", 600_000, int(100, 86_400_000), "time limit of one worker (then it fails with timeout)"),
+  consoleDir: setting(
+    "ROZ_CONSOLE_DIR",
+    undefined,
+    optStr,
+    "folder of the built web console served at / (`off`: no console)",
+    "web/dist of this installation",
+  ),
   nodeId: setting("ROZ_NODE_ID", undefined, optStr, "this node's id in a cluster", "hostname-pid"),
 } as const;
 

@@ -1,0 +1,16 @@
+import type { Usage } from "./api/rest.ts";
+
+export const num = (n: number): string => n.toLocaleString("en-US");
+
+export const tokens = (u: Usage): string => `${num(u.input_tokens)} in / ${num(u.output_tokens)} out`;
+
+/** "12 s ago", "3 min ago", or the date for older times. */
+export function ago(iso: string, now = Date.now()): string {
+  const s = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
+  if (s < 60) return `${s} s ago`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
+  return new Date(iso).toISOString().slice(0, 10);
+}
+
+export const json = (v: unknown): string => JSON.stringify(v ?? {}, null, 2);

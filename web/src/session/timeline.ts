@@ -1,0 +1,129 @@
+import type { JsonObject } from "@bufbuild/protobuf";
+import type { SessionResponse } from "../../../src/gen/roz/v1/agent_pb.js";
+
+/** One entry of a session's view, built from its responses (and the user's own messages). */
+export type Item =
+  | { kind: "user"; messageId: string; text: string }
+  | { kind: "assistant"; messageId: string; text: string; thinking: string }
+  | { kind: "tool"; id: string; name: string; parameters: JsonObject; workerId: string; state: "requested" | "answered" | "denied"; result?: string; success?: boolean }
+  | { kind: "approval"; id: string; toolName: string; parameters: JsonObject; reason: string; timeoutMs: number; receivedAt: number; state: "pending" | "approved" | "denied" | "resolved" }
+  | { kind: "turn"; messageId: string; stopReason: string; input: number; output: number; cacheRead: number; cacheCreation: number }
+  | { kind: "notice"; text: string; tone: "info" | "error" }
+  | { kind: "team"; taskId: string };
+
+/** Everything the view knows about a session: what it drew, up to which seq, and the live state. */
+export interface SessionState {
+  sessionId: string;
+  model: string;
+  lastSeq: number;
+  items: Item[];
+  activity: string;
+  turnRunning: boolean;
+  ended: boolean;
+  /** This tab runs the browser tools it offered (set for sessions it started). */
+  answersTools: boolean;
+}
+
+export const emptyState = (sessionId = ""): SessionState => ({ sessionId, model: "", lastSeq: 0, items: [], activity: "idle", turnRunning: false, ended: false, answersTools: false });
+
+const findLast = <K extends Item["kind"]>(items: Item[], kind: K, match: (i: Extract<Item, { kind: K }>) => boolean): number => {
+  for (let i = items.length - 1; i >= 0; i--) {
+    const it = items[i] as Item;
+    if (it.kind === kind && match(it as Extract<Item, { kind: K }>)) return i;
+  }
+  return -1;
+};
+
+/**
+ * The model only goes on once every requested tool has its result, so any delta or the
+ * turn's end means open calls were answered (by this console or another one).
+ */
+const closeOpen = (items: Item[]): Item[] => {
+  // A worker's calls belong to its own loop, which the session's deltas say nothing about.
+  const open = (it: Item) => it.kind === "tool" && it.state === "requested" && it.workerId === "";
+  return items.some(open) ? items.map((it): Item => (open(it) ? { ...(it as Extract<Item, { kind: "tool" }>), state: "answered" } : it)) : items;
+};
+
+/** Replaces item `index` by `next` (items are immutable so the view can compare them). */
+const replace = (items: Item[], index: number, next: Item): Item[] => items.map((it, i) => (i === index ? next : it));
+
+function appendDelta(items: Item[], messageId: string, field: "text" | "thinking", content: string): Item[] {
+  const last = items.at(-1);
+  if (last?.kind === "assistant" && last.messageId === messageId) return replace(items, items.length - 1, { ...last, [field]: last[field] + content });
+  return [...items, { kind: "assistant", messageId, text: field === "text" ? content : "", thinking: field === "thinking" ? content : "" }];
+}
+
+/** Marks the pending approval for `id` (if any) as settled. */
+function settleApproval(items: Item[], id: string, state: "approved" | "denied" | "resolved"): Item[] {
+  const i = findLast(items, "approval", (a) => a.id === id && a.state === "pending");
+  return i < 0 ? items : replace(items, i, { ...(items[i] as Extract<Item, { kind: "approval" }>), state });
+}
+
+/**
+ * Applies one response. Responses at or below `lastSeq` are ignored, so a replay that
+ * overlaps what the view already has never doubles anything.
+ */
+export function applyResponse(state: SessionState, res: SessionResponse, now = Date.now()): SessionState {
+  const seq = Number(res.seq);
+  if (seq !== 0 && seq <= state.lastSeq) return state;
+  const s: SessionState = { ...state, lastSeq: seq || state.lastSeq };
+  const r = res.response;
+  switch (r.case) {
+    case "sessionStarted":
+      return { ...s, sessionId: r.value.sessionId, model: r.value.model };
+    case "textDelta":
+      return { ...s, turnRunning: true, items: appendDelta(closeOpen(s.items), r.value.messageId, "text", r.value.content) };
+    case "thinkingDelta":
+      return { ...s, turnRunning: true, items: appendDelta(closeOpen(s.items), r.value.messageId, "thinking", r.value.content) };
+    case "toolRequest": {
+      const v = r.value;
+      const items = settleApproval(s.items, v.toolCallId, "approved");
+      if (findLast(items, "tool", (t) => t.id === v.toolCallId) >= 0) return { ...s, items }; // re-sent on re-attach
+      return { ...s, turnRunning: true, items: [...items, { kind: "tool", id: v.toolCallId, name: v.toolName, parameters: v.parameters ?? {}, workerId: v.workerId, state: "requested" }] };
+    }
+    case "toolDenied": {
+      const v = r.value;
+      const items = settleApproval(s.items, v.toolCallId, "denied");
+      return { ...s, items: [...items, { kind: "tool", id: v.toolCallId, name: v.toolName, parameters: {}, workerId: "", state: "denied", result: `${v.reason}: ${v.detail}` }] };
+    }
+    case "activityUpdate": {
+      const v = r.value;
+      let items = s.items;
+      // Servers before ApprovalRequest name only the call (`detail`): the approval is shown without its details.
+      const a = v.approval ?? (v.detail ? { toolCallId: v.detail, toolName: "", parameters: {}, reason: "", timeoutMs: 0 } : undefined);
+      if (v.state === "waiting_approval" && a && findLast(items, "approval", (x) => x.id === a.toolCallId) < 0) {
+        items = [...items, { kind: "approval", id: a.toolCallId, toolName: a.toolName, parameters: a.parameters ?? {}, reason: a.reason, timeoutMs: a.timeoutMs, receivedAt: now, state: "pending" }];
+      }
+      return { ...s, items, activity: v.state, turnRunning: s.turnRunning || v.state !== "idle" };
+    }
+    case "turnComplete": {
+      const v = r.value;
+      const u = v.usage;
+      let items = closeOpen(s.items).map((it): Item => (it.kind === "approval" && it.state === "pending" ? { ...it, state: "resolved" } : it));
+      items = [...items, { kind: "turn", messageId: v.messageId, stopReason: v.stopReason, input: u?.inputTokens ?? 0, output: u?.outputTokens ?? 0, cacheRead: u?.cacheReadTokens ?? 0, cacheCreation: u?.cacheCreationTokens ?? 0 }];
+      return { ...s, items, turnRunning: false, activity: "idle" };
+    }
+    case "error":
+      return { ...s, items: [...s.items, { kind: "notice", tone: "error", text: `${r.value.code}: ${r.value.message}` }] };
+    case "contextCompacted":
+      return { ...s, items: [...s.items, { kind: "notice", tone: "info", text: `context compacted (${r.value.level}): ${r.value.tokensBefore} → ${r.value.tokensAfter} tokens` }] };
+    case "teamStarted":
+      return { ...s, items: [...s.items, { kind: "team", taskId: r.value.taskId }] };
+    default:
+      return s;
+  }
+}
+
+/** The user's own message, shown at once (the stream does not echo it). */
+export const addUserMessage = (s: SessionState, messageId: string, text: string): SessionState => ({ ...s, turnRunning: true, items: [...s.items, { kind: "user", messageId, text }] });
+
+/** Records the result this console sent for a tool call. */
+export function markToolAnswered(s: SessionState, id: string, success: boolean, result: string): SessionState {
+  const i = findLast(s.items, "tool", (t) => t.id === id);
+  if (i < 0) return s;
+  return { ...s, items: replace(s.items, i, { ...(s.items[i] as Extract<Item, { kind: "tool" }>), state: "answered", success, result }) };
+}
+
+/** Tool calls still waiting for a client result, in order. */
+export const openToolCalls = (s: SessionState) => s.items.filter((i): i is Extract<Item, { kind: "tool" }> => i.kind === "tool" && i.state === "requested");
+

@@ -1,0 +1,207 @@
+import { useState } from "preact/hooks";
+import { rest, restAll, type EnvironmentJson, type RuleJson } from "../api/rest.ts";
+import { FieldError, formErrorOf, unplaced, type FormError } from "../components/field.tsx";
+import { usePoll } from "../components/use-poll.ts";
+
+interface Draft {
+  id?: string;
+  name: string;
+  kind: string;
+  default_model: string;
+  system_instructions: string;
+  is_default: boolean;
+  permissions: RuleJson[];
+}
+
+const blank = (): Draft => ({ name: "", kind: "default", default_model: "", system_instructions: "", is_default: false, permissions: [] });
+
+const draftOf = (e: EnvironmentJson): Draft => ({
+  id: e.id,
+  name: e.name,
+  kind: e.kind,
+  default_model: e.default_model ?? "",
+  system_instructions: e.system_instructions ?? "",
+  is_default: e.is_default,
+  permissions: e.permissions.map((r) => ({ ...r })),
+});
+
+/** The REST body: empty optional fields are left out on create and cleared (null) on edit. */
+function bodyOf(d: Draft): Record<string, unknown> {
+  const clear = d.id ? null : undefined;
+  const body: Record<string, unknown> = {
+    name: d.name,
+    kind: d.kind,
+    is_default: d.is_default,
+    permissions: d.permissions.map((r) => ({ tool_pattern: r.tool_pattern, policy: r.policy, ...(r.category ? { category: r.category } : {}), ...(r.reason ? { reason: r.reason } : {}) })),
+    default_model: d.default_model.trim() || clear,
+    system_instructions: d.system_instructions || clear,
+  };
+  return Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
+}
+
+const policies: RuleJson["policy"][] = ["allow", "require_confirmation", "deny"];
+
+function RuleRow({ rule, index, error, change, remove }: { rule: RuleJson; index: number; error: FormError | undefined; change: (r: RuleJson) => void; remove: () => void }) {
+  const f = (name: string) => `permissions.${index}.${name}`;
+  return (
+    <fieldset class="rule" aria-label={`Rule ${index + 1}`}>
+      <label>
+        Tool pattern
+        <input value={rule.tool_pattern} data-field={f("tool_pattern")} aria-describedby={`err-${f("tool_pattern")}`} onInput={(e) => change({ ...rule, tool_pattern: e.currentTarget.value })} />
+        <FieldError error={error} field={f("tool_pattern")} id={`err-${f("tool_pattern")}`} />
+      </label>
+      <label>
+        Policy
+        <select value={rule.policy} data-field={f("policy")} onChange={(e) => change({ ...rule, policy: e.currentTarget.value as RuleJson["policy"] })}>
+          {policies.map((p) => (
+            <option value={p}>{p}</option>
+          ))}
+        </select>
+        <FieldError error={error} field={f("policy")} id={`err-${f("policy")}`} />
+      </label>
+      <label>
+        Category
+        <select value={rule.category ?? ""} onChange={(e) => change({ ...rule, ...(e.currentTarget.value ? { category: e.currentTarget.value as RuleJson["category"] } : { category: undefined }) })}>
+          <option value="">any</option>
+          <option value="physical">physical</option>
+          <option value="pure">pure</option>
+        </select>
+      </label>
+      <label>
+        Reason
+        <input value={rule.reason ?? ""} data-field={f("reason")} onInput={(e) => change({ ...rule, reason: e.currentTarget.value })} />
+        <FieldError error={error} field={f("reason")} id={`err-${f("reason")}`} />
+      </label>
+      <button type="button" class="link" onClick={remove} aria-label={`Remove rule ${index + 1}`}>
+        Remove
+      </button>
+    </fieldset>
+  );
+}
+
+function Editor({ initial, onSaved, onCancel }: { initial: Draft; onSaved: () => void; onCancel: () => void }) {
+  const [d, setD] = useState(initial);
+  const [error, setError] = useState<FormError | undefined>();
+  const [busy, setBusy] = useState(false);
+  const save = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      if (d.id) await rest("PATCH", `/v1/environments/${d.id}`, bodyOf(d));
+      else await rest("POST", "/v1/environments", bodyOf(d));
+      onSaved();
+    } catch (err) {
+      setError(formErrorOf(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  const known = ["name", "kind", "default_model", "system_instructions", ...d.permissions.flatMap((_, i) => ["tool_pattern", "policy", "reason"].map((n) => `permissions.${i}.${n}`))];
+  const input = (field: "name" | "kind" | "default_model", label: string) => (
+    <>
+      <label for={`env-${field}`}>{label}</label>
+      <input id={`env-${field}`} data-field={field} aria-describedby={`err-${field}`} value={d[field]} onInput={(e) => setD({ ...d, [field]: e.currentTarget.value })} />
+      <FieldError error={error} field={field} id={`err-${field}`} />
+    </>
+  );
+  return (
+    <form class="card form" onSubmit={save} aria-label={d.id ? `Edit ${initial.name}` : "New environment"}>
+      <h2>{d.id ? `Edit ${initial.name}` : "New environment"}</h2>
+      {input("name", "Name")}
+      {input("kind", "Kind")}
+      {input("default_model", "Default model (provider/model)")}
+      <label for="env-instructions">System instructions</label>
+      <textarea id="env-instructions" rows={3} value={d.system_instructions} onInput={(e) => setD({ ...d, system_instructions: e.currentTarget.value })} />
+      <FieldError error={error} field="system_instructions" id="err-system_instructions" />
+      <label class="check">
+        <input type="checkbox" checked={d.is_default} onChange={(e) => setD({ ...d, is_default: e.currentTarget.checked })} />
+        Default environment of the tenant
+      </label>
+      <h3>Permission rules (first match wins)</h3>
+      {d.permissions.map((r, i) => (
+        <RuleRow
+          rule={r}
+          index={i}
+          error={error}
+          change={(next) => setD({ ...d, permissions: d.permissions.map((x, j) => (j === i ? next : x)) })}
+          remove={() => setD({ ...d, permissions: d.permissions.filter((_, j) => j !== i) })}
+        />
+      ))}
+      <button type="button" class="secondary" onClick={() => setD({ ...d, permissions: [...d.permissions, { tool_pattern: "", policy: "require_confirmation" }] })}>
+        Add rule
+      </button>
+      {unplaced(error, known) && (
+        <p class="field-error" role="alert">
+          {error?.message}
+        </p>
+      )}
+      <div class="row">
+        <button type="submit" disabled={busy}>
+          Save
+        </button>
+        <button type="button" class="secondary" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** Environments of the tenant: list, create, edit (permission rules included). */
+export function EnvironmentsView() {
+  const { value: envs, error, reload } = usePoll(() => restAll<EnvironmentJson>("/v1/environments"), 0);
+  const [editing, setEditing] = useState<Draft | undefined>();
+  return (
+    <section class="page" aria-labelledby="envs-title">
+      <div class="page-head">
+        <h1 id="envs-title">Environments</h1>
+        <button type="button" onClick={() => setEditing(blank())}>
+          New environment
+        </button>
+      </div>
+      {error && <p class="field-error" role="alert">{error}</p>}
+      {editing && (
+        <Editor
+          key={editing.id ?? "new"}
+          initial={editing}
+          onCancel={() => setEditing(undefined)}
+          onSaved={() => {
+            setEditing(undefined);
+            reload();
+          }}
+        />
+      )}
+      <table class="table">
+        <thead>
+          <tr>
+            <th>name</th>
+            <th>kind</th>
+            <th>default model</th>
+            <th>rules</th>
+            <th>
+              <span class="sr-only">actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {(envs ?? []).map((e) => (
+            <tr data-env={e.name}>
+              <td>
+                {e.name} {e.is_default && <span class="badge">default</span>}
+              </td>
+              <td>{e.kind}</td>
+              <td>{e.default_model ?? "–"}</td>
+              <td>{e.permissions.map((r) => `${r.tool_pattern}: ${r.policy}`).join(", ") || "–"}</td>
+              <td>
+                <button type="button" class="link" onClick={() => setEditing(draftOf(e))} aria-label={`Edit ${e.name}`}>
+                  Edit
+                </button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}

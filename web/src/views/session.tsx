@@ -1,0 +1,151 @@
+import { useEffect, useMemo, useState } from "preact/hooks";
+import { isLive, rest, type SessionJson, type TurnJson } from "../api/rest.ts";
+import type { AgentClient } from "../api/rpc.ts";
+import { VirtualList } from "../components/virtual-list.tsx";
+import { num, tokens } from "../format.ts";
+import { LiveSession } from "../session/live-session.ts";
+import { transcriptItems, withUserMessages } from "../session/transcript.ts";
+import type { Item } from "../session/timeline.ts";
+import { TimelineItem } from "./timeline-item.tsx";
+
+/** A LiveSession's state as render input: re-renders on every change. */
+export function useLive(live: LiveSession | undefined): void {
+  const [, setTick] = useState(0);
+  useEffect(() => live?.subscribe(() => setTick((t) => t + 1)), [live]);
+}
+
+export function Timeline({ items, live }: { items: readonly Item[]; live?: LiveSession | undefined }) {
+  return <VirtualList class="timeline" items={items} estimate={64} stickToBottom label="Transcript" renderRow={(item) => <TimelineItem item={item} live={live} />} />;
+}
+
+const statusText: Record<LiveSession["status"], string> = {
+  connecting: "connecting…",
+  live: "live",
+  reconnecting: "reconnecting…",
+  ended: "ended",
+  unsupported: "not attached",
+  failed: "attach failed",
+};
+
+/** A live session: its stream, and the controls to talk to it. */
+export function LivePane({ live, stored = [] }: { live: LiveSession; stored?: readonly TurnJson[] }) {
+  useLive(live);
+  const [text, setText] = useState("");
+  const s = live.state;
+  const canSend = live.status === "live" && !s.ended && s.sessionId !== "";
+  const send = (e: Event) => {
+    e.preventDefault();
+    if (text.trim() === "") return;
+    void live.sendMessage(text).catch(() => undefined);
+    setText("");
+  };
+  return (
+    <div class="live">
+      <div class="live-head" role="status" aria-live="polite">
+        <span class={`badge link-${live.status}`} data-link={live.status}>
+          {statusText[live.status]}
+        </span>
+        {s.model && <span class="muted">{s.model}</span>}
+        <span class="muted" data-activity={s.activity}>
+          {s.turnRunning ? s.activity : "idle"}
+        </span>
+        <span class="muted">seq {num(s.lastSeq)}</span>
+        {live.detail && live.status !== "live" && <span class="muted">{live.detail}</span>}
+      </div>
+      <Timeline items={withUserMessages(s.items, stored)} live={live} />
+      <form class="composer" onSubmit={send}>
+        <label for="message" class="sr-only">
+          Message
+        </label>
+        <textarea
+          id="message"
+          rows={2}
+          placeholder={canSend ? "Write a message (Ctrl+Enter sends)" : "not attached"}
+          value={text}
+          disabled={!canSend}
+          onInput={(e) => setText(e.currentTarget.value)}
+          onKeyDown={(e) => {
+            if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) send(e);
+          }}
+        />
+        <div class="buttons">
+          <button type="submit" disabled={!canSend || s.turnRunning || text.trim() === ""}>
+            Send
+          </button>
+          <button type="button" disabled={!canSend || !s.turnRunning} onClick={() => void live.cancelTurn().catch(() => undefined)}>
+            Cancel turn
+          </button>
+          <button type="button" class="danger" disabled={!canSend} onClick={() => void live.endSession().catch(() => undefined)}>
+            End session
+          </button>
+        </div>
+      </form>
+    </div>
+  );
+}
+
+/**
+ * One session: a live one is attached (its view rebuilt from its responses, from the seq this
+ * tab saw last); an ended one, or one this server cannot attach, shows its stored transcript.
+ */
+export function SessionView({ id, client }: { id: string; client: AgentClient }) {
+  const [session, setSession] = useState<SessionJson | undefined>();
+  const [turns, setTurns] = useState<TurnJson[] | undefined>();
+  const [error, setError] = useState("");
+  const [live, setLive] = useState<LiveSession | undefined>();
+  useLive(live);
+
+  useEffect(() => {
+    let current: LiveSession | undefined;
+    void (async () => {
+      try {
+        const s = await rest<SessionJson>("GET", `/v1/sessions/${encodeURIComponent(id)}`);
+        setSession(s);
+        if (isLive(s)) {
+          current = new LiveSession(client, {
+            sessionId: id,
+            onExpired: async () => {
+              const [now, stored] = await Promise.all([
+                rest<SessionJson>("GET", `/v1/sessions/${encodeURIComponent(id)}`),
+                rest<{ turns: TurnJson[] }>("GET", `/v1/sessions/${encodeURIComponent(id)}/messages?format=turns`),
+              ]);
+              return now.last_seq === undefined ? undefined : { lastSeq: now.last_seq, items: transcriptItems(stored.turns) };
+            },
+          });
+          setLive(current);
+          void current.run();
+        }
+        const t = await rest<{ turns: TurnJson[] }>("GET", `/v1/sessions/${encodeURIComponent(id)}/messages?format=turns`);
+        setTurns(t.turns);
+      } catch (err) {
+        setError((err as Error).message);
+      }
+    })();
+    return () => current?.close();
+  }, [id]);
+
+  const storedItems = useMemo(() => (turns ? transcriptItems(turns) : undefined), [turns]);
+  const attached = live && live.status !== "unsupported" && live.status !== "failed";
+  return (
+    <section class="page" aria-labelledby="session-title">
+      <div class="page-head">
+        <h1 id="session-title">
+          Session <span class="mono">{id.slice(0, 8)}</span>
+        </h1>
+        {session && (
+          <span class="muted">
+            <span class={`status ${session.status}`}>{session.status}</span> · {session.model} · {num(session.turn_count)} turns · {tokens(session.usage)}
+            {session.attached_streams !== undefined && ` · ${session.attached_streams} attached`}
+          </span>
+        )}
+      </div>
+      {error && <p class="field-error" role="alert">{error}</p>}
+      {live && live.status === "unsupported" && (
+        <p class="notice" role="status">
+          {live.detail}
+        </p>
+      )}
+      {attached ? <LivePane live={live} stored={turns} /> : storedItems && <Timeline items={storedItems} />}
+    </section>
+  );
+}

@@ -1,0 +1,130 @@
+import { useEffect, useState } from "preact/hooks";
+import type { LiveSession } from "../session/live-session.ts";
+import type { Item } from "../session/timeline.ts";
+import { json, num } from "../format.ts";
+import { href } from "../router.ts";
+
+function Thinking({ text }: { text: string }) {
+  const [open, setOpen] = useState(false);
+  return (
+    <details class="thinking" open={open} onToggle={(e) => setOpen((e.currentTarget as HTMLDetailsElement).open)}>
+      <summary>Thinking ({num(text.length)} chars)</summary>
+      <pre>{text}</pre>
+    </details>
+  );
+}
+
+/** Seconds left of an approval's timeout, ticking. */
+function TimeLeft({ receivedAt, timeoutMs }: { receivedAt: number; timeoutMs: number }) {
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(t);
+  }, []);
+  const left = Math.max(0, Math.round((receivedAt + timeoutMs - now) / 1000));
+  return <span class="time-left">{left} s left</span>;
+}
+
+function Approval({ item, live }: { item: Extract<Item, { kind: "approval" }>; live: LiveSession | undefined }) {
+  const [busy, setBusy] = useState(false);
+  const decide = (approved: boolean) => {
+    setBusy(true);
+    void live?.decide(item.id, approved).catch(() => setBusy(false));
+  };
+  return (
+    <div class={`card approval ${item.state}`} role="group" aria-label={`Approval for ${item.toolName}`} data-approval={item.id}>
+      <div class="row">
+        <strong>Approval needed: {item.toolName || `call ${item.id}`}</strong>
+        {item.state !== "pending" ? <span class="badge">{item.state}</span> : item.timeoutMs > 0 && <TimeLeft receivedAt={item.receivedAt} timeoutMs={item.timeoutMs} />}
+      </div>
+      {item.reason && <p class="reason">{item.reason}</p>}
+      <pre class="args">{json(item.parameters)}</pre>
+      {item.state === "pending" && live && (
+        <div class="row">
+          <button type="button" disabled={busy} onClick={() => decide(true)}>
+            Approve
+          </button>
+          <button type="button" class="danger" disabled={busy} onClick={() => decide(false)}>
+            Deny
+          </button>
+        </div>
+      )}
+    </div>
+  );
+}
+
+function AskUser({ live, toolCallId, question }: { live: LiveSession; toolCallId: string; question: string }) {
+  const [answer, setAnswer] = useState("");
+  return (
+    <form
+      class="ask"
+      onSubmit={(e) => {
+        e.preventDefault();
+        live.answer(toolCallId, answer);
+      }}
+    >
+      <label for={`ask-${toolCallId}`}>{question}</label>
+      <input id={`ask-${toolCallId}`} value={answer} onInput={(e) => setAnswer(e.currentTarget.value)} />
+      <button type="submit">Answer</button>
+    </form>
+  );
+}
+
+/** One entry of a transcript or a live session. */
+export function TimelineItem({ item, live }: { item: Item; live?: LiveSession | undefined }) {
+  switch (item.kind) {
+    case "user":
+      return (
+        <div class="msg user">
+          <span class="who">you</span>
+          <div class="text">{item.text}</div>
+        </div>
+      );
+    case "assistant":
+      return (
+        <div class="msg assistant" data-message={item.messageId}>
+          <span class="who">agent</span>
+          {item.thinking && <Thinking text={item.thinking} />}
+          <div class="text">{item.text}</div>
+        </div>
+      );
+    case "tool": {
+      const question = live?.questions.find((q) => q.toolCallId === item.id);
+      return (
+        <div class={`card tool ${item.state}`} data-tool={item.name}>
+          <div class="row">
+            <strong>
+              tool {item.name}
+              {item.workerId && <span class="muted"> (worker {item.workerId.slice(0, 8)})</span>}
+            </strong>
+            <span class="badge">{item.state === "answered" && item.success === false ? "failed" : item.state}</span>
+          </div>
+          <pre class="args">{json(item.parameters)}</pre>
+          {question && live && <AskUser live={live} toolCallId={item.id} question={question.question} />}
+          {item.result !== undefined && <pre class="result">{item.result}</pre>}
+        </div>
+      );
+    }
+    case "approval":
+      return <Approval item={item} live={live} />;
+    case "turn":
+      return (
+        <div class="turn-end" data-stop={item.stopReason}>
+          turn complete · {item.stopReason} · {num(item.input)} in / {num(item.output)} out
+          {item.cacheRead > 0 && ` · ${num(item.cacheRead)} from cache`}
+        </div>
+      );
+    case "notice":
+      return (
+        <p class={`notice ${item.tone}`} role={item.tone === "error" ? "alert" : undefined}>
+          {item.text}
+        </p>
+      );
+    case "team":
+      return (
+        <p class="notice info">
+          The agent started a team: <a href={href.teams(item.taskId)}>watch task {item.taskId.slice(0, 8)}</a>
+        </p>
+      );
+  }
+}
