@@ -1,5 +1,14 @@
 # roz server image. The Node version is the `node` dev dependency's (package.json), so the
 # image runs what the tests ran; the server runs from TypeScript sources (type stripping).
+# The web console is built with the dev dependencies (esbuild, Preact) in a stage of its own.
+FROM node:24.21.0-bookworm-slim AS console
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY web ./web
+COPY src/gen ./src/gen
+RUN node web/build.ts
+
 FROM node:24.21.0-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production ROZ_HOST=0.0.0.0 ROZ_PORT=8080 ROZ_DATA_DIR=/data
@@ -8,6 +17,7 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY src ./src
 COPY routes ./routes
 COPY proto ./proto
+COPY --from=console /app/web/dist ./web/dist
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]

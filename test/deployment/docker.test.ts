@@ -45,8 +45,11 @@ async function tempDir(onTestFinished: TestContext["onTestFinished"]): Promise<s
 }
 
 describe("Dockerfile", () => {
-  it("pins the Node image to the node dev dependency's version", () => {
-    expect(dockerfile.from).toEqual([`node:${packageJson.devDependencies["node"]}-bookworm-slim`]);
+  it("pins the Node image of every stage to the node dev dependency's version", () => {
+    const image = `node:${packageJson.devDependencies["node"]}-bookworm-slim`;
+    // The console is built in a stage of its own (dev dependencies), then copied into the image.
+    expect(dockerfile.from).toEqual([`${image} AS console`, image]);
+    expect(read("Dockerfile")).toMatch(/^COPY --from=console \/app\/web\/dist \.\/web\/dist$/m);
   });
 
   it("is the roz command: sub-commands run with `docker run IMAGE keys …`, the healthcheck is `roz healthcheck`", () => {
