@@ -132,6 +132,10 @@ export interface AgentLimits {
   /** Token budget of one tool result shown to the model (head+tail cut beyond it). */
   toolResultMaxTokens: number;
   maxOutputTokens?: number;
+  /** Tools a session may hold; `registerTools` beyond it throws `invalid_argument` (default: no cap). */
+  maxTools?: number;
+  /** Tools one request (start, user message, register_tools) may carry (default: no cap). */
+  maxToolsPerRequest?: number;
 }
 
 export interface AgentOptions {
@@ -173,6 +177,7 @@ export interface Agent {
   decidePermission(toolCallId: string, approved: boolean): Delivery;
   /** Aborts the running turn (no-op without one); it ends with `turn_complete{cancelled}`. */
   cancelTurn(reason: string): void;
+  /** Throws `invalid_argument` (and changes nothing) when the session would hold more than `limits.maxTools`. */
   registerTools(source: string | undefined, tools: ClientTool[], systemContext?: string): void;
   /** Tokens the current history takes, counted with the tokenizer. */
   contextTokens(): number;

@@ -75,6 +75,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     approvalTimeoutMs: config.approvalTimeoutMs,
     defaultToolTimeoutMs: config.defaultToolTimeoutMs,
     toolResultMaxTokens: config.toolResultMaxTokens,
+    maxTools: config.maxTools,
+    maxToolsPerRequest: config.maxToolsPerRequest,
   };
   const tls = config.tlsCert && config.tlsKey ? { cert: readFileSync(config.tlsCert), key: readFileSync(config.tlsKey) } : undefined;
 

@@ -96,6 +96,8 @@ export const settings = {
   approvalTimeoutMs: setting("ROZ_APPROVAL_TIMEOUT_MS", 300_000, int(100, 86_400_000), "how long a require_confirmation call waits"),
   defaultToolTimeoutMs: setting("ROZ_TOOL_TIMEOUT_MS", 120_000, int(100, 86_400_000), "tool timeout when ToolSchema.timeout_ms is 0"),
   toolResultMaxTokens: setting("ROZ_TOOL_RESULT_MAX_TOKENS", 8_000, int(100, 1_000_000), "tool result budget shown to the model"),
+  maxTools: setting("ROZ_MAX_TOOLS", 1000, int(1, 1_000_000), "tools one session may hold (register_tools beyond it: invalid_argument)"),
+  maxToolsPerRequest: setting("ROZ_MAX_TOOLS_PER_REQUEST", 512, int(1, 1_000_000), "tools one start, user_message or register_tools may carry"),
   permissionRules: setting(
     "ROZ_PERMISSION_RULES",
     undefined,
