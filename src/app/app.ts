@@ -25,7 +25,7 @@ import { openStore, type Store } from "../store/index.ts";
 import { createAuthenticator } from "./auth-setup.ts";
 import { createMetrics } from "./metrics.ts";
 import { createRateLimits } from "./rate-limit.ts";
-import { restValidatorCompiler } from "./rest-validation.ts";
+import { registerJsonDepthLimit, restValidatorCompiler } from "./rest-validation.ts";
 import { storePersistence } from "./store-persistence.ts";
 import type { Config } from "./config.ts";
 import { loggerOptions } from "./logger.ts";
@@ -146,6 +146,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
 
   registerRestErrors(app);
   app.setValidatorCompiler(restValidatorCompiler());
+  registerJsonDepthLimit(app);
   // REST bodies are JSON only: any other content type is a 415, not a string to validate.
   app.removeContentTypeParser("text/plain");
   registerRestAuth(app, { authenticate, rateLimit: (principal) => rateLimits.rest(principal) });

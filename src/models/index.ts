@@ -8,3 +8,4 @@ export { OpenAIChatModel } from "./openai-chat/model.ts";
 export { OpenAIResponsesModel } from "./openai-responses/model.ts";
 export type { OpenAIModelOptions } from "./openai-client.ts";
 export { missingResultText } from "./tool-pairing.ts";
+export { MAX_JSON_DEPTH, tooDeepAt } from "./json-depth.ts";

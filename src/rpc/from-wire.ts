@@ -1,7 +1,7 @@
 import type { JsonObject as PbJsonObject } from "@bufbuild/protobuf";
 import type { ClientTool, ContextBlock, ToolCategory } from "../agent/index.ts";
 import { RozError } from "../errors/index.ts";
-import type { JsonObject, ModelMessage, ModelPart } from "../models/index.ts";
+import { type JsonObject, MAX_JSON_DEPTH, type ModelMessage, type ModelPart, tooDeepAt } from "../models/index.ts";
 import type { SessionCommand } from "../session/index.ts";
 import {
   type ContentPart,
@@ -25,8 +25,11 @@ const categories: Record<number, ToolCategory> = {
   [ToolCategoryHint.TOOL_CATEGORY_PURE]: "pure",
 };
 
-/** A protobuf `Struct` decodes to a JSON object; absent means `{}`. */
-const json = (value: PbJsonObject | undefined): JsonObject => (value ?? {}) as JsonObject;
+/** A protobuf `Struct` decodes to a JSON object; absent means `{}`. Deeper than MAX_JSON_DEPTH is refused, naming `field`. */
+function json(value: PbJsonObject | undefined, field: string): JsonObject {
+  if (value !== undefined && tooDeepAt(value) !== undefined) bad(`${field} is nested deeper than ${MAX_JSON_DEPTH} levels`);
+  return (value ?? {}) as JsonObject;
+}
 
 export function toolsFromWire(tools: ToolSchema[], field: string): ClientTool[] {
   const seen = new Set<string>();
@@ -34,7 +37,7 @@ export function toolsFromWire(tools: ToolSchema[], field: string): ClientTool[] 
     if (!TOOL_NAME.test(tool.name)) bad(`${field}[${i}].name "${tool.name}" must match ${TOOL_NAME.source}`);
     if (seen.has(tool.name)) bad(`${field}[${i}].name "${tool.name}" is listed twice`);
     seen.add(tool.name);
-    const schema = json(tool.parametersSchema);
+    const schema = json(tool.parametersSchema, `${field}[${i}].parameters_schema`);
     if (schema["type"] !== undefined && schema["type"] !== "object") bad(`${field}[${i}].parameters_schema must describe an object`);
     return {
       name: tool.name,
@@ -52,7 +55,7 @@ function partFromWire(part: ContentPart, where: string): ModelPart {
     case "text":
       return { type: "text", text: p.value.text };
     case "toolUse":
-      return { type: "tool_use", id: p.value.id, name: p.value.name, input: json(p.value.input) };
+      return { type: "tool_use", id: p.value.id, name: p.value.name, input: json(p.value.input, `${where}.tool_use.input`) };
     case "toolResult":
       return {
         type: "tool_result",
