@@ -31,7 +31,7 @@ import type { Config } from "./config.ts";
 import { loggerOptions } from "./logger.ts";
 import { OnePortServer } from "./one-port.ts";
 import { parsePermissionRules } from "./permission-rules.ts";
-import { registerRestErrors } from "./rest-errors.ts";
+import { frameworkErrorReply, registerRestErrors } from "./rest-errors.ts";
 import { SERVER_VERSION } from "./version.ts";
 
 /** Parts a test or benchmark may swap; everything else is built from `Config`. */
@@ -88,6 +88,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       return typeof given === "string" && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID();
     },
     bodyLimit: config.maxMessageBytes,
+    frameworkErrors: frameworkErrorReply,
     serverFactory: (handler) => {
       onePort = new OnePortServer(handler as unknown as ConstructorParameters<typeof OnePortServer>[0], {
         ...(tls ? { tls } : {}),

@@ -3,6 +3,7 @@ import * as http2 from "node:http2";
 import * as net from "node:net";
 import type { Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
+import { answerClientError } from "./rest-errors.ts";
 
 /** The HTTP/2 client connection preface (RFC 9113 §3.4). */
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1");
@@ -165,6 +166,7 @@ function configureHttp1(server: http.Server): void {
   server.headersTimeout = 30_000;
   server.keepAliveTimeout = 65_000;
   server.setTimeout(0);
+  server.on("clientError", answerClientError);
 }
 
 const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

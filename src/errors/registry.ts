@@ -35,6 +35,9 @@ export const reasons = {
   unavailable: { code: "unavailable", retryable: true, message: "service unavailable" },
   shutting_down: { code: "unavailable", retryable: true, message: "server is shutting down" },
   config_invalid: { code: "invalid_argument", retryable: false, message: "invalid configuration" },
+  uri_too_long: { code: "invalid_argument", retryable: false, message: "the request URI or a path parameter is too long", http: 414 },
+  headers_too_large: { code: "invalid_argument", retryable: false, message: "request headers are too large", http: 431 },
+  request_timeout: { code: "deadline_exceeded", retryable: true, message: "the request headers did not arrive in time", http: 408 },
 } as const satisfies Record<string, { code: ErrorCode; retryable: boolean; message: string; http?: number }>;
 
 export type Reason = keyof typeof reasons;
