@@ -94,6 +94,10 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
         ...(tls ? { tls } : {}),
         maxConcurrentStreams: config.maxConcurrentStreams,
         pingIntervalMs: config.http2PingIntervalMs,
+        handshakeTimeoutMs: config.handshakeTimeoutMs,
+        headersTimeoutMs: config.headersTimeoutMs,
+        maxConnectionsPerAddress: config.maxConnectionsPerAddress,
+        maxStreamsPerSecond: config.maxStreamsPerSecond,
       });
       return onePort.server as unknown as import("node:http").Server;
     },
