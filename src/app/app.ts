@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import type { Http2ServerRequest } from "node:http2";
+import { constants as http2Constants, type Http2ServerRequest } from "node:http2";
 import type { IncomingMessage } from "node:http";
 import { randomUUID } from "node:crypto";
 import cors from "@fastify/cors";
@@ -12,7 +12,7 @@ import { AgentService } from "../gen/roz/v1/agent_pb.js";
 import { createModelCatalog, type ModelCatalog } from "../models/index.ts";
 import { createAgentService, rawRequestKey, type RpcAuthenticator } from "../rpc/index.ts";
 import { registerReflection } from "../rpc/reflection/index.ts";
-import { SessionRegistry, type SessionDeps, type SessionPersistence, type SessionStream } from "../session/index.ts";
+import { SessionRegistry, type SessionDeps, type SessionPersistence, type SessionStream, StreamSlots } from "../session/index.ts";
 import { healthRoutes } from "../../routes/health.ts";
 import { openapiRoutes } from "../../routes/openapi.ts";
 import { versionRoutes } from "../../routes/version.ts";
@@ -147,6 +147,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     log: app.log,
     metrics: metrics.session,
     allowSessionStart: (principal) => rateLimits.allowSessionStart(principal),
+    startTimeoutMs: config.startTimeoutMs,
   };
 
   registerRestErrors(app);
@@ -175,7 +176,17 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   });
   await app.register(fastifyConnectPlugin, {
     routes: (router) => {
-      router.service(AgentService, createAgentService({ session: sessionDeps, registry, authenticate, openStreams }));
+      router.service(
+        AgentService,
+        createAgentService({
+          session: sessionDeps,
+          registry,
+          authenticate,
+          openStreams,
+          streamSlots: new StreamSlots(config.maxStreamsPerKey),
+          credentialRecheckMs: config.credentialRecheckMs,
+        }),
+      );
       registerReflection(router, [AgentService]);
     },
     readMaxBytes: config.maxMessageBytes,
@@ -188,6 +199,16 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
         aborted: () => {
           if ("stream" in raw && raw.stream) return raw.stream.aborted || (raw.stream.rstCode ?? 0) !== 0 || raw.stream.destroyed;
           return raw.socket?.destroyed ?? true;
+        },
+        resetAfterTrailers: () => {
+          if (!("stream" in raw) || !raw.stream) return;
+          const stream = raw.stream;
+          // The trailers are submitted in the 'wantTrailers' listener; the reset queues behind them.
+          stream.once("wantTrailers", () => {
+            setImmediate(() => {
+              if (!stream.destroyed) stream.close(http2Constants.NGHTTP2_NO_ERROR);
+            });
+          });
         },
       });
     },

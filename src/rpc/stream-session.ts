@@ -1,6 +1,14 @@
 import type { HandlerContext } from "@connectrpc/connect";
-import { type RozError, toRozError } from "../errors/index.ts";
-import { type SessionCommand, type SessionDeps, SessionRegistry, SessionStream, sessionErrorOf } from "../session/index.ts";
+import { RozError, toRozError } from "../errors/index.ts";
+import {
+  type Principal,
+  type SessionCommand,
+  type SessionDeps,
+  SessionRegistry,
+  SessionStream,
+  sessionErrorOf,
+  type StreamSlots,
+} from "../session/index.ts";
 import type { SessionRequest, SessionResponse } from "../gen/roz/v1/agent_pb.js";
 import { fromConnectError, toConnectError } from "./connect-errors.ts";
 import { rawRequestKey, type RpcAuthenticator } from "./context-values.ts";
@@ -13,6 +21,14 @@ export interface StreamSessionDeps {
   authenticate: RpcAuthenticator;
   /** Open streams, so that shutdown can end them. */
   openStreams: Set<SessionStream>;
+  /** Caps the streams open at once per key (none when absent). */
+  streamSlots?: StreamSlots;
+  /**
+   * How often, at most, an open stream re-checks its credentials (on its next request), so
+   * that revoking or expiring a key reaches its open sessions; 0 checks every request. Absent:
+   * never re-checked.
+   */
+  credentialRecheckMs?: number;
 }
 
 /** The command a request would have become, for the cases whose decoding can fail. */
@@ -24,14 +40,38 @@ const commandTypes: Partial<Record<NonNullable<SessionRequest["request"]["case"]
 };
 
 /**
- * The in-band error of a failed authentication (§1): `unauthenticated` for missing, wrong or
- * insufficient credentials; a failure of the server itself (store down) as what it is.
+ * The in-band error of a refused stream (§1): `unauthenticated` for missing, wrong or
+ * insufficient credentials; a full per-key stream quota or a failure of the server itself
+ * (store down) as what it is.
  */
-function authError(error: RozError): SessionResponse {
+function refusal(error: RozError): SessionResponse {
   const wire = error.code === "unauthenticated" || error.code === "permission_denied"
     ? { code: "unauthenticated" as const, message: error.message, retryable: false }
     : sessionErrorOf(error);
   return responseToWire({ seq: 0, event: { type: "session_error", ...wire } });
+}
+
+/**
+ * The re-check of a stream's credentials before each request (at most every
+ * `credentialRecheckMs`): resolves with the `unauthenticated` error once the key was revoked,
+ * expired or lost its scope, else undefined. A failure of the store itself does not end the
+ * stream (the request will meet the same store anyway).
+ */
+function credentialCheck(deps: StreamSessionDeps, authorization: string | null): () => Promise<RozError | undefined> {
+  const every = deps.credentialRecheckMs;
+  let checkedAt = Date.now();
+  return async () => {
+    if (every === undefined || Date.now() - checkedAt < every) return undefined;
+    try {
+      await deps.authenticate(authorization, "sessions");
+      checkedAt = Date.now();
+      return undefined;
+    } catch (err) {
+      const error = toRozError(err);
+      if (error.code !== "unauthenticated" && error.code !== "permission_denied") return undefined;
+      return new RozError("unauthenticated", `${error.message}: this stream's credentials are no longer valid`);
+    }
+  };
 }
 
 /** Lets the transport report a reset that happened together with the request EOF. */
@@ -44,18 +84,22 @@ const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve,
  */
 export function createStreamSession(deps: StreamSessionDeps) {
   return async function* streamSession(requests: AsyncIterable<SessionRequest>, ctx: HandlerContext): AsyncGenerator<SessionResponse> {
-    let principal;
+    const authorization = ctx.requestHeader.get("authorization");
+    let principal: Principal;
+    let releaseSlot: () => void;
     try {
-      principal = await deps.authenticate(ctx.requestHeader.get("authorization"), "sessions");
+      principal = await deps.authenticate(authorization, "sessions");
+      releaseSlot = deps.streamSlots?.acquire(principal) ?? (() => {});
     } catch (err) {
       const error = toRozError(err);
-      yield authError(error);
+      yield refusal(error);
       throw toConnectError(error);
     }
     const stream = new SessionStream(deps.session, deps.registry, principal);
     deps.openStreams.add(stream);
     const raw = ctx.values.get(rawRequestKey);
     const broken = (): boolean => ctx.signal.aborted || (raw?.aborted() ?? false);
+    const stillAuthorized = credentialCheck(deps, authorization);
 
     // The request reader: every path settles the stream itself. A rejection would be a bug,
     // and unobserved it would take the process down.
@@ -77,6 +121,11 @@ export function createStreamSession(deps: StreamSessionDeps) {
             continue;
           }
           if (command.type === "start") started = true;
+          const revoked = await stillAuthorized();
+          if (revoked) {
+            await stream.fail(revoked);
+            return;
+          }
           await stream.handle(command);
         }
         await settle();
@@ -95,10 +144,15 @@ export function createStreamSession(deps: StreamSessionDeps) {
     ctx.signal.addEventListener("abort", onAbort, { once: true });
     try {
       for await (const item of stream.output) {
-        if (item.kind === "fatal") throw toConnectError(item.error);
+        if (item.kind === "fatal") {
+          // The client may still be sending the oversized message: its body must not sit in flow control.
+          if (item.error.reason === "message_too_large") raw?.resetAfterTrailers();
+          throw toConnectError(item.error);
+        }
         yield responseToWire(item.item);
       }
     } finally {
+      releaseSlot();
       ctx.signal.removeEventListener("abort", onAbort);
       // Reached early only when the client went away while we were writing.
       stream.transportBroken();

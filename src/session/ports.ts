@@ -61,4 +61,6 @@ export interface SessionDeps {
   metrics: SessionMetrics;
   /** May this principal start another session now? (per-key rate limit) */
   allowSessionStart(principal: Principal): boolean;
+  /** A stream that sends no `start` within this time ends with `invalid_argument` (default: never). */
+  startTimeoutMs?: number;
 }

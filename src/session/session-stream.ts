@@ -36,6 +36,7 @@ export class SessionStream {
   readonly #principal: Principal;
   #session: Session | undefined;
   #keepalive: NodeJS.Timeout | undefined;
+  #startTimer: NodeJS.Timeout | undefined;
   #closed = false;
 
   constructor(
@@ -48,6 +49,14 @@ export class SessionStream {
     this.#principal = principal;
     this.output = this.#queue;
     this.#keepalive = setInterval(() => this.#sendKeepalive(), deps.keepaliveIntervalMs);
+    const startTimeoutMs = deps.startTimeoutMs;
+    if (startTimeoutMs !== undefined && startTimeoutMs > 0) {
+      // An authenticated stream that never starts a session must not be held (and counted) forever.
+      this.#startTimer = setTimeout(() => {
+        this.#startTimer = undefined;
+        if (!this.#session) void this.fail(new RozError("invalid_argument", `no start within ${startTimeoutMs} ms`));
+      }, startTimeoutMs);
+    }
   }
 
   /** Handles one client message. The caller awaits each before reading the next. */
@@ -131,6 +140,7 @@ export class SessionStream {
   }
 
   async #start(command: StartCommand): Promise<void> {
+    this.#clearStartTimer();
     try {
       if (!this.#deps.allowSessionStart(this.#principal)) {
         throw new RozError("resource_exhausted", "too many sessions started; retry later");
@@ -259,9 +269,15 @@ export class SessionStream {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#clearStartTimer();
     if (this.#keepalive) clearInterval(this.#keepalive);
     this.#keepalive = undefined;
     this.#queue.end();
+  }
+
+  #clearStartTimer(): void {
+    if (this.#startTimer) clearTimeout(this.#startTimer);
+    this.#startTimer = undefined;
   }
 
   #sendKeepalive(): void {

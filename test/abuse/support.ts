@@ -34,21 +34,28 @@ export async function startBystander(url: string, headers: Record<string, string
   loop.enable();
   const samples: number[] = [];
   let running = true;
-  const pinging = (async () => {
-    while (running) {
-      const sent = performance.now();
-      client.send(rq.ping());
-      await client.responses.nextMatching((r) => r.response.case === "pong", 60_000);
-      samples.push(performance.now() - sent);
-      await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  // Settles with the failure instead of rejecting: a test that fails before stop() must not leave an unhandled rejection.
+  const pinging = (async (): Promise<unknown> => {
+    try {
+      while (running) {
+        const sent = performance.now();
+        client.send(rq.ping());
+        await client.responses.nextMatching((r) => r.response.case === "pong", 60_000);
+        samples.push(performance.now() - sent);
+        await new Promise((resolve) => setTimeout(resolve, intervalMs));
+      }
+      return undefined;
+    } catch (err) {
+      return err;
     }
   })();
   return {
     client,
     async stop() {
       running = false;
-      await pinging;
+      const failure = await pinging;
       loop.disable();
+      if (failure) throw failure;
       client.end();
       await client.status;
       factory.close();
