@@ -23,6 +23,7 @@ import { sessionRoutes } from "../../routes/sessions.ts";
 import { type Authenticator, registerRestAuth } from "../auth/index.ts";
 import { openStore, type Store } from "../store/index.ts";
 import { createAuthenticator } from "./auth-setup.ts";
+import { EventLoopWatchdog } from "./event-loop-watchdog.ts";
 import { createMetrics } from "./metrics.ts";
 import { createRateLimits } from "./rate-limit.ts";
 import { registerJsonDepthLimit, restValidatorCompiler } from "./rest-validation.ts";
@@ -102,7 +103,9 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       return onePort.server as unknown as import("node:http").Server;
     },
   });
+  const watchdog = new EventLoopWatchdog({ thresholdMs: 100, log: app.log, blocks: metrics.eventLoopBlocks });
   app.addHook("onRequest", async (request, reply) => {
+    watchdog.note({ http: request.method, url: request.url.slice(0, 200), requestId: request.id });
     void reply.header("x-request-id", request.id);
   });
 
@@ -185,6 +188,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
           openStreams,
           streamSlots: new StreamSlots(config.maxStreamsPerKey),
           credentialRecheckMs: config.credentialRecheckMs,
+          noteOperation: (operation) => watchdog.note(operation),
         }),
       );
       registerReflection(router, [AgentService]);
@@ -260,6 +264,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     },
     async close() {
       draining = true;
+      watchdog.stop();
       clearInterval(pruneTimer);
       await onePort?.drain(config.shutdownGraceMs, () => {
         for (const stream of openStreams) stream.shutdown();

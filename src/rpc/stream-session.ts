@@ -29,6 +29,8 @@ export interface StreamSessionDeps {
    * never re-checked.
    */
   credentialRecheckMs?: number;
+  /** Told about each request before it is handled (the event-loop watchdog names what ran). */
+  noteOperation?: (operation: Record<string, unknown>) => void;
 }
 
 /** The command a request would have become, for the cases whose decoding can fail. */
@@ -126,6 +128,7 @@ export function createStreamSession(deps: StreamSessionDeps) {
             await stream.fail(revoked);
             return;
           }
+          deps.noteOperation?.({ rpc: "StreamSession", request: command.type, tenantId: principal.tenantId, keyId: principal.keyId });
           await stream.handle(command);
         }
         await settle();

@@ -6,7 +6,7 @@ import * as http2 from "node:http2";
 import * as net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/server.ts";
-import { STALL_BOUND_MS, startBystander } from "./support.ts";
+import { STALL_BOUND_MS, startBystander } from "../support/bystander.ts";
 
 const PREFACE = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 

@@ -7,7 +7,7 @@ import { startServer, type TestServer } from "../support/server.ts";
 import { sessionClientFactory } from "../support/session-client.ts";
 import { nextOf, readTurn, rq, startSession, tool, valuesOf } from "../support/session-protocol.ts";
 import { client } from "../rest/support.ts";
-import { STALL_BOUND_MS, startBystander } from "./support.ts";
+import { STALL_BOUND_MS, startBystander } from "../support/bystander.ts";
 
 const ATTACK = "+(a*)+(a*)b";
 const script = (name: string) => `script: ${JSON.stringify({ responses: [[{ tool_call: { name, arguments: {} } }], [{ text: "done" }]] })}`;

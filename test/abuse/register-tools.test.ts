@@ -7,7 +7,7 @@ import { mergeByName } from "../../src/agent/tool-registry.ts";
 import { startServer, type TestServer } from "../support/server.ts";
 import { sessionClientFactory, type SessionClientFactory } from "../support/session-client.ts";
 import { barrier, nextOf, readTurn, rq, startSession, tool, valuesOf } from "../support/session-protocol.ts";
-import { STALL_BOUND_MS, startBystander } from "./support.ts";
+import { STALL_BOUND_MS, startBystander } from "../support/bystander.ts";
 
 const tools = (n: number, prefix = "t") => Array.from({ length: n }, (_, i) => tool(`${prefix}${i}`));
 const INVALID_ARGUMENT = 3;

@@ -11,7 +11,7 @@ import { sessionClientFactory, type SessionClientFactory } from "../support/sess
 import { nextOf, readTurn, rq, startSession } from "../support/session-protocol.ts";
 import { client, makeKey, startAuthServer } from "../rest/support.ts";
 import { grpcFrame } from "../server/raw-h2.ts";
-import { STALL_BOUND_MS, startBystander } from "./support.ts";
+import { STALL_BOUND_MS, startBystander } from "../support/bystander.ts";
 
 const GRPC = { INVALID_ARGUMENT: 3, RESOURCE_EXHAUSTED: 8, UNAUTHENTICATED: 16 } as const;
 const bearer = (secret: string) => ({ authorization: `Bearer ${secret}` });

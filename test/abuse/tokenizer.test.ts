@@ -6,7 +6,7 @@ import { countTokens } from "../../src/agent/index.ts";
 import { startServer, type TestServer } from "../support/server.ts";
 import { sessionClientFactory } from "../support/session-client.ts";
 import { nextOf, readTurn, rq, startSession, tool, turnCompleteOf } from "../support/session-protocol.ts";
-import { STALL_BOUND_MS, startBystander } from "./support.ts";
+import { STALL_BOUND_MS, startBystander } from "../support/bystander.ts";
 
 const WORDS = { "100 KB": "a".repeat(100_000), "4 MB": "x".repeat(4_000_000) };
 

@@ -4,8 +4,8 @@
  * A blocked loop shows up in both: pings sent before the block are answered after it.
  */
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import { type SessionClient, type SessionClientFactory, sessionClientFactory } from "../support/session-client.ts";
-import { rq, startSession } from "../support/session-protocol.ts";
+import { type SessionClient, type SessionClientFactory, sessionClientFactory } from "./session-client.ts";
+import { rq, startSession } from "./session-protocol.ts";
 
 export interface BystanderReport {
   /** Completed ping round trips. */
