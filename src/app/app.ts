@@ -103,9 +103,10 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       return onePort.server as unknown as import("node:http").Server;
     },
   });
-  const watchdog = new EventLoopWatchdog({ thresholdMs: 100, log: app.log, blocks: metrics.eventLoopBlocks });
+  // Started by listen(): start-up (module loading, migrations) is not a client's block.
+  let watchdog: EventLoopWatchdog | undefined;
   app.addHook("onRequest", async (request, reply) => {
-    watchdog.note({ http: request.method, url: request.url.slice(0, 200), requestId: request.id });
+    watchdog?.note({ http: request.method, url: request.url.slice(0, 200), requestId: request.id });
     void reply.header("x-request-id", request.id);
   });
 
@@ -188,7 +189,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
           openStreams,
           streamSlots: new StreamSlots(config.maxStreamsPerKey),
           credentialRecheckMs: config.credentialRecheckMs,
-          noteOperation: (operation) => watchdog.note(operation),
+          noteOperation: (operation) => watchdog?.note(operation),
         }),
       );
       registerReflection(router, [AgentService]);
@@ -257,6 +258,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     store,
     async listen() {
       await app.listen({ host: config.host, port: config.port });
+      watchdog ??= new EventLoopWatchdog({ thresholdMs: 100, log: app.log, blocks: metrics.eventLoopBlocks });
       const address = app.server.address();
       const port = typeof address === "object" && address ? address.port : config.port;
       const host = config.host.includes(":") ? `[${config.host}]` : config.host;
@@ -264,7 +266,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     },
     async close() {
       draining = true;
-      watchdog.stop();
+      watchdog?.stop();
       clearInterval(pruneTimer);
       await onePort?.drain(config.shutdownGraceMs, () => {
         for (const stream of openStreams) stream.shutdown();
