@@ -209,9 +209,10 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
           if (!("stream" in raw) || !raw.stream) return;
           const stream = raw.stream;
           // The trailers are submitted in the 'wantTrailers' listener; the reset queues behind them.
+          // A client that already half-closed is not sending anything: nothing to stop.
           stream.once("wantTrailers", () => {
             setImmediate(() => {
-              if (!stream.destroyed) stream.close(http2Constants.NGHTTP2_NO_ERROR);
+              if (!stream.destroyed && !raw.complete) stream.close(http2Constants.NGHTTP2_NO_ERROR);
             });
           });
         },

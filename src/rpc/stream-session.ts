@@ -94,6 +94,8 @@ export function createStreamSession(deps: StreamSessionDeps) {
       releaseSlot = deps.streamSlots?.acquire(principal) ?? (() => {});
     } catch (err) {
       const error = toRozError(err);
+      // A refused client may still be sending (a large first message): stop it after the trailers.
+      ctx.values.get(rawRequestKey)?.resetAfterTrailers();
       yield refusal(error);
       throw toConnectError(error);
     }
@@ -148,8 +150,8 @@ export function createStreamSession(deps: StreamSessionDeps) {
     try {
       for await (const item of stream.output) {
         if (item.kind === "fatal") {
-          // The client may still be sending the oversized message: its body must not sit in flow control.
-          if (item.error.reason === "message_too_large") raw?.resetAfterTrailers();
+          // The client may still be sending (an oversized message): its body must not sit in flow control.
+          raw?.resetAfterTrailers();
           throw toConnectError(item.error);
         }
         yield responseToWire(item.item);

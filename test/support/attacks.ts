@@ -105,17 +105,21 @@ export const slowSocketsAttack =
     await Promise.all(kinds.flatMap((bytes) => Array.from({ length: count }, () => one(bytes))));
   };
 
-/** `count` streams that never send start, 200 at a time; each ends (start timeout or per-key cap). */
+/** `count` streams that never send start, 200 open at a time; each ends (start timeout or per-key cap). */
 export const noStartAttack =
   (count: number): Attack =>
   async (url, headers = {}) => {
     const factory = sessionClientFactory("grpc-js", url);
-    try {
-      for (let done = 0; done < count; done += 200) {
-        const streams = Array.from({ length: Math.min(200, count - done) }, () => factory.open(headers));
-        for (const s of streams) s.send(rq.ping());
-        await Promise.all(streams.map((s) => s.status));
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next++ < count) {
+        const stream = factory.open(headers);
+        stream.send(rq.ping());
+        await stream.status;
       }
+    };
+    try {
+      await Promise.all(Array.from({ length: Math.min(200, count) }, worker));
     } finally {
       factory.close();
     }
