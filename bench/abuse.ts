@@ -61,6 +61,8 @@ export async function runAbuse(options: BenchOptions): Promise<Row[]> {
   );
   const rows: Row[] = [];
   try {
+    // Warm-up (JIT, first session, first environment), not measured.
+    await measure(server, globAttack);
     const baseline = await measure(server, undefined);
     rows.push({ metric: "baseline (no attack): bystander p99 ping", measured: ms(baseline.p99Ms), note: `loop max ${ms(baseline.loopMaxMs)}` });
     const attempts = pick(options, 20_000, 4_000);

@@ -99,6 +99,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
         headersTimeoutMs: config.headersTimeoutMs,
         maxConnectionsPerAddress: config.maxConnectionsPerAddress,
         maxStreamsPerSecond: config.maxStreamsPerSecond,
+        maxResetsPerSecond: config.maxResetsPerSecond,
       });
       return onePort.server as unknown as import("node:http").Server;
     },

@@ -115,6 +115,12 @@ export const settings = {
     int(0, 3_600_000),
     "how often an open stream re-checks its key on its next request (revoked or expired: unauthenticated)",
   ),
+  maxResetsPerSecond: setting(
+    "ROZ_HTTP2_MAX_RESETS_PER_SECOND",
+    100,
+    int(0, 1_000_000),
+    "HTTP/2 streams one connection may cancel (RST_STREAM) per second; beyond it GOAWAY and close (0 = off)",
+  ),
   keepaliveIntervalMs: setting("ROZ_KEEPALIVE_INTERVAL_MS", 15_000, int(100, 3_600_000), "Keepalive message interval on session streams"),
   logLevel: setting("ROZ_LOG_LEVEL", "info", oneOf("fatal", "error", "warn", "info", "debug", "trace", "silent"), "log level"),
   maxContextTokens: setting("ROZ_MAX_CONTEXT_TOKENS", 200_000, int(1000, 10_000_000), "default StartSession.max_context_tokens"),

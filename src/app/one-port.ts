@@ -26,6 +26,8 @@ export interface OnePortOptions {
   maxConnectionsPerAddress: number;
   /** HTTP/2 streams a connection may open per second (the rapid-reset guard); beyond it the connection is closed (0 = no cap). */
   maxStreamsPerSecond?: number;
+  /** HTTP/2 streams a connection may reset itself per second; beyond it the connection is closed (0 = no cap). */
+  maxResetsPerSecond?: number;
 }
 
 /**
@@ -50,6 +52,9 @@ export class OnePortServer {
   constructor(handler: Handler, options: OnePortOptions) {
     this.#options = options;
     const h2Settings: http2.Settings = { maxConcurrentStreams: options.maxConcurrentStreams };
+    // nghttp2's own rapid-reset guard: a burst of client resets beyond this ends the session
+    // before any stream reaches JavaScript (Node's default burst is 1000).
+    const resetLimits = { streamResetBurst: 100, streamResetRate: 33 };
     this.#h1 = http.createServer(
       // Node checks header timeouts on this interval: keep it well below the timeout itself.
       { connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(options.headersTimeoutMs / 4))) },
@@ -60,7 +65,7 @@ export class OnePortServer {
 
     if (options.tls) {
       const secure = http2.createSecureServer(
-        { cert: options.tls.cert, key: options.tls.key, allowHTTP1: true, settings: h2Settings, handshakeTimeout: options.handshakeTimeoutMs },
+        { cert: options.tls.cert, key: options.tls.key, allowHTTP1: true, settings: h2Settings, handshakeTimeout: options.handshakeTimeoutMs, ...resetLimits },
         handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void,
       );
       configureHttp1(secure as unknown as http.Server, options.headersTimeoutMs);
@@ -76,7 +81,7 @@ export class OnePortServer {
       return;
     }
 
-    const h2 = http2.createServer({ settings: h2Settings }, handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
+    const h2 = http2.createServer({ settings: h2Settings, ...resetLimits }, handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
     h2.on("session", (session) => this.#trackSession(session, options.pingIntervalMs));
     // The inner HTTP/2 server's session timeout only sends GOAWAY; streams survive.
     h2.setTimeout(0);
@@ -169,23 +174,23 @@ export class OnePortServer {
 
   /**
    * The HTTP/2 rapid-reset guard: a connection that opens more than `maxStreamsPerSecond`
-   * streams within a second (opening and resetting them costs the client nothing) gets
+   * streams, or resets more than `maxResetsPerSecond` of them itself, within a second
+   * (opening and resetting costs the client nothing, dispatching costs us) gets
    * GOAWAY(ENHANCE_YOUR_CALM) and is closed.
    */
   #limitStreamRate(session: http2.ServerHttp2Session): void {
-    const cap = this.#options.maxStreamsPerSecond ?? 0;
-    if (cap <= 0) return;
-    let windowStart = Date.now();
-    let opened = 0;
-    session.on("stream", () => {
-      const now = Date.now();
-      if (now - windowStart >= 1000) {
-        windowStart = now;
-        opened = 0;
-      }
-      if (++opened <= cap || session.destroyed) return;
+    const opened = perSecondCounter(this.#options.maxStreamsPerSecond ?? 0);
+    const reset = perSecondCounter(this.#options.maxResetsPerSecond ?? 0);
+    const calm = (): void => {
+      if (session.destroyed) return;
       session.goaway(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
       session.destroy();
+    };
+    session.on("stream", (stream: http2.ServerHttp2Stream) => {
+      if (opened()) return calm();
+      stream.once("aborted", () => {
+        if (reset()) calm();
+      });
     });
   }
 
@@ -231,6 +236,21 @@ export class OnePortServer {
     }
     return true;
   }
+}
+
+/** A counter of events in the current one-second window: true once it exceeds `cap` (0 = never). */
+function perSecondCounter(cap: number): () => boolean {
+  let windowStart = Date.now();
+  let count = 0;
+  return () => {
+    if (cap <= 0) return false;
+    const now = Date.now();
+    if (now - windowStart >= 1000) {
+      windowStart = now;
+      count = 0;
+    }
+    return ++count > cap;
+  };
 }
 
 function configureHttp1(server: http.Server, headersTimeoutMs: number): void {
