@@ -4,8 +4,9 @@
  * value and OK/MISS. The machine is shared and noisy, so nothing here fails on a timing:
  * the exit code is 0 unless a section crashed (then 1, after the other sections ran).
  *
- * Sections: transport (issue 3), session (issue 4), persistence (issue 5), anthropic, envelope (event formats), teams.
+ * Sections: transport (issue 3), session (issue 4), persistence (issue 5), anthropic, envelope (event formats), teams, abuse (issue 9).
  */
+import { runAbuse } from "./abuse.ts";
 import { runAnthropic } from "./anthropic.ts";
 import { runEnvelope } from "./envelope.ts";
 import { runPersistence } from "./persistence.ts";
@@ -21,6 +22,7 @@ const sections: Record<string, { title: string; run: (options: BenchOptions) => 
   anthropic: { title: "anthropic: deltas through the Messages adapter vs the SDK direct", run: runAnthropic },
   envelope: { title: "envelope: event formats encoded at the wire edge", run: runEnvelope },
   teams: { title: "teams: TeamEvents to watchers, WatchTeam replay", run: runTeams },
+  abuse: { title: "abuse (issue 9): event-loop blocks and a bystander's p99 ping per attack", run: runAbuse },
 };
 
 const usage = `usage: npm run bench -- [--quick] [--profile] [${Object.keys(sections).join("|")}]…`;

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsync } from "fastify";
-import picomatch from "picomatch";
-import type { PermissionRule } from "../src/agent/index.ts";
+import { compileGlob, type PermissionRule } from "../src/agent/index.ts";
 import { principalOf } from "../src/auth/index.ts";
 import { RozError } from "../src/errors/index.ts";
 import type { JsonObject, ModelCatalog } from "../src/models/index.ts";
@@ -98,11 +97,10 @@ const environmentJson = (e: Environment) => ({
 /** Rules from JSON, with every glob compiled once so that a broken one is a 400 now, not a surprise later. */
 function rulesFromJson(rules: RuleJson[]): PermissionRule[] {
   return rules.map((r, i) => {
-    try {
-      picomatch.makeRe(r.tool_pattern, { strictBrackets: true });
-    } catch (err) {
+    const glob = compileGlob(r.tool_pattern);
+    if (!glob.ok) {
       const field = `body.permissions.${i}.tool_pattern`;
-      throw new RozError("invalid_argument", `${field}: invalid glob "${r.tool_pattern}": ${(err as Error).message}`, { details: { field } });
+      throw new RozError("invalid_argument", `${field}: invalid glob "${r.tool_pattern}": ${glob.error}`, { details: { field } });
     }
     return {
       toolPattern: r.tool_pattern,

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from "fastify";
-import { grantableScopes, issueKey, type IssuedKey, principalOf, rotateIssuedKey, SCOPES } from "../src/auth/index.ts";
+import { grantableScopes, issueKey, type IssuedKey, principalOf, requireScopesHeld, rotateIssuedKey, SCOPES } from "../src/auth/index.ts";
 import { RozError } from "../src/errors/index.ts";
 import type { ApiKey, Store } from "../src/store/index.ts";
 import { errorResponses, idParams, iso, pageQuery, pageRequestOf, pageSchema, timeSchema, toPage } from "./schemas.ts";
@@ -110,7 +110,11 @@ export const keyRoutes: FastifyPluginAsync<KeyRoutesOptions> = async (app, { sto
     },
   );
 
-  const revoke = async (tenantId: string, id: string): Promise<ApiKey> => {
+  const revoke = async (principal: ReturnType<typeof principalOf>, id: string): Promise<ApiKey> => {
+    const { tenantId } = principal;
+    const target = await store.getKey(tenantId, id);
+    if (!target) throw notFound(id);
+    requireScopesHeld(principal, target.scopes, "revoke");
     if (!(await store.revokeKey(tenantId, id))) throw notFound(id);
     const key = await store.getKey(tenantId, id);
     if (!key) throw notFound(id);
@@ -121,7 +125,7 @@ export const keyRoutes: FastifyPluginAsync<KeyRoutesOptions> = async (app, { sto
     "/v1/auth/keys/:id",
     { config, schema: { summary: "Revoke an API key (idempotent)", tags, params: idParams, response: { 204: { type: "null", description: "revoked" }, ...errorResponses(404) } } },
     async (request, reply) => {
-      await revoke(principalOf(request).tenantId, (request.params as { id: string }).id);
+      await revoke(principalOf(request), (request.params as { id: string }).id);
       return reply.status(204).send();
     },
   );
@@ -129,7 +133,7 @@ export const keyRoutes: FastifyPluginAsync<KeyRoutesOptions> = async (app, { sto
   app.post(
     "/v1/auth/keys/:id/revoke",
     { config, schema: { summary: "Revoke an API key (idempotent)", tags, params: idParams, response: { 200: keySchema, ...errorResponses(404) } } },
-    async (request) => keyJson(await revoke(principalOf(request).tenantId, (request.params as { id: string }).id)),
+    async (request) => keyJson(await revoke(principalOf(request), (request.params as { id: string }).id)),
   );
 
   app.post(
@@ -149,7 +153,7 @@ export const keyRoutes: FastifyPluginAsync<KeyRoutesOptions> = async (app, { sto
       const old = await store.getKey(principal.tenantId, id);
       if (!old) throw notFound(id);
       if (old.revokedAt !== undefined) throw new RozError("conflict", `API key "${id}" is revoked and cannot be rotated`);
-      grantableScopes(principal, old.scopes);
+      requireScopesHeld(principal, old.scopes, "rotate");
       const issued = await rotateIssuedKey(store, principal.tenantId, id);
       if (!issued) throw new RozError("conflict", `API key "${id}" was revoked meanwhile`);
       onKeyCreated();

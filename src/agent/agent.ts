@@ -156,7 +156,7 @@ class SessionAgent implements Agent {
   }
 
   registerTools(source: string | undefined, tools: ClientTool[], systemContext?: string): void {
-    this.#tools = applyRegistration(this.#tools, source, tools);
+    this.#tools = applyRegistration(this.#tools, source, tools, this.#options.limits.maxTools);
     if (systemContext !== undefined && systemContext !== "") this.#pendingSystemContext = systemContext;
   }
 

@@ -7,3 +7,4 @@ export { toAgentMode } from "./mode.ts";
 export { buildUserMessage } from "./prompt.ts";
 export { countTokens } from "./tokens.ts";
 export { compactionThresholds } from "./compaction.ts";
+export { compileGlob, type CompiledGlob } from "./glob.ts";

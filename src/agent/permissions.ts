@@ -1,4 +1,4 @@
-import picomatch from "picomatch";
+import { compileGlob } from "./glob.ts";
 import { ruleCategoryOf } from "./rule-category.ts";
 import type { ClientTool, PermissionPolicy, PermissionRule } from "./types.ts";
 
@@ -32,17 +32,23 @@ export interface PermissionEvaluator {
   decide(tool: Pick<ClientTool, "name" | "category">): PermissionVerdict;
 }
 
-// Tool names are not paths: "/" is an ordinary character in them, so `*` must match it.
-// Swapping it for a look-alike in both pattern and name keeps picomatch from treating it
-// as a separator.
-const asFlatName = (s: string): string => s.replaceAll("/", "\u2215");
+/**
+ * The name test of a rule. Patterns are validated when rules are saved or configured; one
+ * that still does not compile (stored before the dialect was narrowed) fails closed: an
+ * `allow` rule matches nothing, a `deny` or `require_confirmation` rule matches everything.
+ */
+function ruleMatcher(rule: PermissionRule): (name: string) => boolean {
+  const glob = compileGlob(rule.toolPattern);
+  if (glob.ok) return glob.matches;
+  return rule.policy === "allow" ? () => false : () => true;
+}
 
 /** Compiles environment rules (first) plus the defaults into one evaluator. */
 export function createPermissionEvaluator(environmentRules: readonly PermissionRule[]): PermissionEvaluator {
   const rules = [...environmentRules.map((r) => ({ ...r })), ...defaultPermissionRules()];
   const compiled = rules.map((rule) => ({
     rule,
-    matches: picomatch(asFlatName(rule.toolPattern), { dot: true }),
+    matches: ruleMatcher(rule),
     category: rule.category === undefined || rule.category === "" ? undefined : rule.category.toLowerCase(),
   }));
   return {
@@ -51,7 +57,7 @@ export function createPermissionEvaluator(environmentRules: readonly PermissionR
       const category = ruleCategoryOf(tool.category);
       for (const c of compiled) {
         if (c.category !== undefined && c.category !== category) continue;
-        if (c.matches(asFlatName(tool.name))) return { policy: c.rule.policy, rule: c.rule };
+        if (c.matches(tool.name)) return { policy: c.rule.policy, rule: c.rule };
       }
       // Unreachable while the last default rule matches every name; fail closed anyway.
       return { policy: "deny", rule: { toolPattern: tool.name, policy: "deny", reason: "no rule matched" } };

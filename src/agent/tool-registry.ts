@@ -1,3 +1,4 @@
+import { RozError } from "../errors/index.ts";
 import type { ClientTool } from "./types.ts";
 
 /**
@@ -6,18 +7,28 @@ import type { ClientTool } from "./types.ts";
  * unregisters the source). Without one, `tools` are added and a tool with the name of an
  * existing one replaces it in place. Names stay unique; order is kept.
  */
-export function applyRegistration(current: readonly ClientTool[], source: string | undefined, tools: readonly ClientTool[]): ClientTool[] {
+export function applyRegistration(
+  current: readonly ClientTool[],
+  source: string | undefined,
+  tools: readonly ClientTool[],
+  maxTools = Number.POSITIVE_INFINITY,
+): ClientTool[] {
   const kept = source === undefined || source === "" ? [...current] : current.filter((t) => !t.name.startsWith(`${source}__`));
-  return mergeByName(kept, tools);
+  const merged = mergeByName(kept, tools);
+  if (merged.length > maxTools) {
+    throw new RozError("invalid_argument", `register_tools would give the session ${merged.length} tools; at most ${maxTools} are allowed`);
+  }
+  return merged;
 }
 
-/** `base` with each of `added` appended, or replacing the tool of the same name. */
+/** `base` with each of `added` appended, or replacing the tool of the same name; linear in both. */
 export function mergeByName(base: readonly ClientTool[], added: readonly ClientTool[]): ClientTool[] {
   const out = [...base];
+  const indexOf = new Map(out.map((t, i) => [t.name, i]));
   for (const tool of added) {
-    const i = out.findIndex((t) => t.name === tool.name);
-    if (i >= 0) out[i] = tool;
-    else out.push(tool);
+    const i = indexOf.get(tool.name);
+    if (i !== undefined) out[i] = tool;
+    else indexOf.set(tool.name, out.push(tool) - 1);
   }
   return out;
 }

@@ -134,6 +134,10 @@ export interface AgentLimits {
   /** Token budget of one tool result shown to the model (head+tail cut beyond it). */
   toolResultMaxTokens: number;
   maxOutputTokens?: number;
+  /** Tools a session may hold; `registerTools` beyond it throws `invalid_argument` (default: no cap). */
+  maxTools?: number;
+  /** Tools one request (start, user message, register_tools) may carry (default: no cap). */
+  maxToolsPerRequest?: number;
 }
 
 export interface AgentOptions {
@@ -180,6 +184,7 @@ export interface Agent {
   decidePermission(toolCallId: string, approved: boolean, modifier?: JsonObject): Delivery;
   /** Aborts the running turn (no-op without one); it ends with `turn_complete{cancelled}`. */
   cancelTurn(reason: string): void;
+  /** Throws `invalid_argument` (and changes nothing) when the session would hold more than `limits.maxTools`. */
   registerTools(source: string | undefined, tools: ClientTool[], systemContext?: string): void;
   /** The session's client tools now (registrations applied; server tools not included). */
   clientTools(): ClientTool[];

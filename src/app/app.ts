@@ -1,4 +1,4 @@
-import type { Http2ServerRequest } from "node:http2";
+import { constants as http2Constants, type Http2ServerRequest } from "node:http2";
 import type { IncomingMessage } from "node:http";
 import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
@@ -12,7 +12,7 @@ import { AgentService } from "../gen/roz/v1/agent_pb.js";
 import { createModelCatalog, type ModelCatalog } from "../models/index.ts";
 import { createAgentService, rawRequestKey, type RpcAuthenticator } from "../rpc/index.ts";
 import { registerReflection } from "../rpc/reflection/index.ts";
-import { SessionRegistry, type SessionDeps, type SessionPersistence, type SessionStream } from "../session/index.ts";
+import { SessionRegistry, type SessionDeps, type SessionPersistence, type SessionStream, StreamSlots } from "../session/index.ts";
 import { healthRoutes } from "../../routes/health.ts";
 import { openapiRoutes } from "../../routes/openapi.ts";
 import { versionRoutes } from "../../routes/version.ts";
@@ -29,15 +29,16 @@ import { encodeTeamEvent } from "../rpc/index.ts";
 import { taskRoutes } from "../../routes/tasks.ts";
 import { teamExtension } from "./team-wiring.ts";
 import { createAuthenticator } from "./auth-setup.ts";
+import { EventLoopWatchdog } from "./event-loop-watchdog.ts";
 import { createMetrics } from "./metrics.ts";
 import { createRateLimits } from "./rate-limit.ts";
-import { restValidatorCompiler } from "./rest-validation.ts";
+import { registerJsonDepthLimit, restValidatorCompiler } from "./rest-validation.ts";
 import { storePersistence } from "./store-persistence.ts";
 import type { Config } from "./config.ts";
 import { loggerOptions } from "./logger.ts";
 import { OnePortServer } from "./one-port.ts";
 import { parsePermissionRules } from "./permission-rules.ts";
-import { registerRestErrors } from "./rest-errors.ts";
+import { frameworkErrorReply, registerRestErrors } from "./rest-errors.ts";
 import { listenFailure, readSettingFile, storeOpenFailure } from "./startup-errors.ts";
 import { SERVER_VERSION } from "./version.ts";
 
@@ -91,6 +92,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     approvalTimeoutMs: config.approvalTimeoutMs,
     defaultToolTimeoutMs: config.defaultToolTimeoutMs,
     toolResultMaxTokens: config.toolResultMaxTokens,
+    maxTools: config.maxTools,
+    maxToolsPerRequest: config.maxToolsPerRequest,
   };
   const tls =
     config.tlsCert && config.tlsKey
@@ -105,16 +108,25 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       return typeof given === "string" && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID();
     },
     bodyLimit: config.maxMessageBytes,
+    frameworkErrors: frameworkErrorReply,
     serverFactory: (handler) => {
       onePort = new OnePortServer(handler as unknown as ConstructorParameters<typeof OnePortServer>[0], {
         ...(tls ? { tls } : {}),
         maxConcurrentStreams: config.maxConcurrentStreams,
         pingIntervalMs: config.http2PingIntervalMs,
+        handshakeTimeoutMs: config.handshakeTimeoutMs,
+        headersTimeoutMs: config.headersTimeoutMs,
+        maxConnectionsPerAddress: config.maxConnectionsPerAddress,
+        maxStreamsPerSecond: config.maxStreamsPerSecond,
+        maxResetsPerSecond: config.maxResetsPerSecond,
       });
       return onePort.server as unknown as import("node:http").Server;
     },
   });
+  // Started by listen(): start-up (module loading, migrations) is not a client's block.
+  let watchdog: EventLoopWatchdog | undefined;
   app.addHook("onRequest", async (request, reply) => {
+    watchdog?.note({ http: request.method, url: request.url.slice(0, 200), requestId: request.id });
     void reply.header("x-request-id", request.id);
   });
 
@@ -190,10 +202,12 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     metrics: metrics.session,
     allowSessionStart: (principal) => rateLimits.allowSessionStart(principal),
     extend: teamExtension(teams),
+    startTimeoutMs: config.startTimeoutMs,
   };
 
   registerRestErrors(app);
   app.setValidatorCompiler(restValidatorCompiler());
+  registerJsonDepthLimit(app);
   // REST bodies are JSON only: any other content type is a 415, not a string to validate.
   app.removeContentTypeParser("text/plain");
   registerRestAuth(app, { authenticate, rateLimit: (principal) => rateLimits.rest(principal) });
@@ -217,7 +231,21 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   });
   await app.register(fastifyConnectPlugin, {
     routes: (router) => {
-      router.service(AgentService, createAgentService({ session: sessionDeps, registry, authenticate, openStreams, defaultEventFormat: config.eventFormat, teams, openWatches }));
+      router.service(
+        AgentService,
+        createAgentService({
+          session: sessionDeps,
+          registry,
+          authenticate,
+          openStreams,
+          defaultEventFormat: config.eventFormat,
+          teams,
+          openWatches,
+          streamSlots: new StreamSlots(config.maxStreamsPerKey),
+          credentialRecheckMs: config.credentialRecheckMs,
+          noteOperation: (operation) => watchdog?.note(operation),
+        }),
+      );
       registerReflection(router, [AgentService]);
     },
     readMaxBytes: config.maxMessageBytes,
@@ -230,6 +258,17 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
         aborted: () => {
           if ("stream" in raw && raw.stream) return raw.stream.aborted || (raw.stream.rstCode ?? 0) !== 0 || raw.stream.destroyed;
           return raw.socket?.destroyed ?? true;
+        },
+        resetAfterTrailers: () => {
+          if (!("stream" in raw) || !raw.stream) return;
+          const stream = raw.stream;
+          // The trailers are submitted in the 'wantTrailers' listener; the reset queues behind them.
+          // A client that already half-closed is not sending anything: nothing to stop.
+          stream.once("wantTrailers", () => {
+            setImmediate(() => {
+              if (!stream.destroyed && !raw.complete) stream.close(http2Constants.NGHTTP2_NO_ERROR);
+            });
+          });
         },
       });
     },
@@ -289,6 +328,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
           resolve();
         });
       });
+      watchdog ??= new EventLoopWatchdog({ thresholdMs: 100, log: app.log, blocks: metrics.eventLoopBlocks });
       const address = app.server.address();
       const port = typeof address === "object" && address ? address.port : config.port;
       const host = config.host.includes(":") ? `[${config.host}]` : config.host;
@@ -296,6 +336,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     },
     async close() {
       draining = true;
+      watchdog?.stop();
       clearInterval(pruneTimer);
       await onePort?.drain(config.shutdownGraceMs, () => {
         for (const stream of openStreams) stream.shutdown();

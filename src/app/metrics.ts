@@ -19,6 +19,8 @@ export interface Metrics {
   timeModels(catalog: ModelCatalog): ModelCatalog;
   /** Counts every HTTP response (REST and RPC) by method, route and status. */
   registerHttp(app: FastifyInstance): void;
+  /** Event-loop blocks over the watchdog's threshold. */
+  readonly eventLoopBlocks: Counter;
 }
 
 const seconds = (since: number): number => (performance.now() - since) / 1000;
@@ -64,6 +66,11 @@ export function createMetrics(): Metrics {
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
     registers: [registry],
   });
+  const eventLoopBlocks = new Counter({
+    name: "roz_event_loop_blocks_total",
+    help: "Times the event loop was blocked longer than the watchdog threshold (100 ms); see roz_nodejs_eventloop_lag_* for the distribution",
+    registers: [registry],
+  });
   const http = new Counter({ name: "roz_http_requests_total", help: "HTTP responses by method, route and status", labelNames: ["method", "route", "status"], registers: [registry] });
 
   const session: SessionMetrics = {
@@ -105,6 +112,7 @@ export function createMetrics(): Metrics {
   return {
     registry,
     session,
+    eventLoopBlocks,
     async observeStore(op, run) {
       const started = performance.now();
       try {

@@ -3,6 +3,7 @@ import * as http2 from "node:http2";
 import * as net from "node:net";
 import type { Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
+import { answerClientError } from "./rest-errors.ts";
 
 /** The HTTP/2 client connection preface (RFC 9113 §3.4). */
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1");
@@ -14,6 +15,19 @@ export interface OnePortOptions {
   maxConcurrentStreams: number;
   /** Interval of HTTP/2 PINGs on each connection; 0 disables them. */
   pingIntervalMs: number;
+  /**
+   * How long a new connection may take to show what it is (cleartext: its first bytes or
+   * the whole HTTP/2 preface; TLS: the handshake) and, for HTTP/2, to send its SETTINGS.
+   */
+  handshakeTimeoutMs: number;
+  /** How long HTTP/1.1 request headers may take to arrive. */
+  headersTimeoutMs: number;
+  /** Open connections allowed from one remote address; more are closed at once (0 = no cap). */
+  maxConnectionsPerAddress: number;
+  /** HTTP/2 streams a connection may open per second (the rapid-reset guard); beyond it the connection is closed (0 = no cap). */
+  maxStreamsPerSecond?: number;
+  /** HTTP/2 streams a connection may reset itself per second; beyond it the connection is closed (0 = no cap). */
+  maxResetsPerSecond?: number;
 }
 
 /**
@@ -30,20 +44,35 @@ export class OnePortServer {
   readonly #h2Sessions = new Set<http2.ServerHttp2Session>();
   readonly #h1Sockets = new Set<Socket>();
   readonly #h1: http.Server;
+  readonly #options: OnePortOptions;
+  /** Open connections per remote address. */
+  readonly #perAddress = new Map<string, number>();
   #closing = false;
 
   constructor(handler: Handler, options: OnePortOptions) {
+    this.#options = options;
     const h2Settings: http2.Settings = { maxConcurrentStreams: options.maxConcurrentStreams };
-    this.#h1 = http.createServer(handler as http.RequestListener);
-    configureHttp1(this.#h1);
+    // nghttp2's own rapid-reset guard: a burst of client resets beyond this ends the session
+    // before any stream reaches JavaScript (Node's default burst is 1000).
+    const resetLimits = { streamResetBurst: 100, streamResetRate: 33 };
+    this.#h1 = http.createServer(
+      // Node checks header timeouts on this interval: keep it well below the timeout itself.
+      { connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(options.headersTimeoutMs / 4))) },
+      handler as http.RequestListener,
+    );
+    configureHttp1(this.#h1, options.headersTimeoutMs);
     this.#h1.on("connection", (socket: Socket) => this.#trackHttp1(socket));
 
     if (options.tls) {
       const secure = http2.createSecureServer(
-        { cert: options.tls.cert, key: options.tls.key, allowHTTP1: true, settings: h2Settings },
+        { cert: options.tls.cert, key: options.tls.key, allowHTTP1: true, settings: h2Settings, handshakeTimeout: options.handshakeTimeoutMs, ...resetLimits },
         handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void,
       );
-      configureHttp1(secure as unknown as http.Server);
+      configureHttp1(secure as unknown as http.Server, options.headersTimeoutMs);
+      // Runs before TLS: a connection over the per-address cap costs no handshake.
+      secure.prependListener("connection", (socket: Socket) => {
+        if (!this.#admit(socket)) socket.destroy();
+      });
       secure.on("session", (session) => this.#trackSession(session, options.pingIntervalMs));
       secure.on("secureConnection", (socket: TLSSocket) => {
         if (socket.alpnProtocol !== "h2") this.#trackHttp1(socket);
@@ -52,27 +81,50 @@ export class OnePortServer {
       return;
     }
 
-    const h2 = http2.createServer({ settings: h2Settings }, handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
+    const h2 = http2.createServer({ settings: h2Settings, ...resetLimits }, handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
     h2.on("session", (session) => this.#trackSession(session, options.pingIntervalMs));
     // The inner HTTP/2 server's session timeout only sends GOAWAY; streams survive.
     h2.setTimeout(0);
-    const outer = net.createServer({ pauseOnConnect: true }, (socket) => this.#sniff(socket, h2));
+    const outer = net.createServer({ pauseOnConnect: true }, (socket) => {
+      if (this.#admit(socket)) this.#sniff(socket, h2);
+      else socket.destroy();
+    });
     // Node starts HTTP/1.1 connection tracking (header timeouts) on 'listening'.
     outer.on("listening", () => this.#h1.emit("listening"));
     outer.on("close", () => this.#h1.emit("close"));
     this.server = outer;
   }
 
+  /** Counts the connection against its address's cap; false when it is over the cap. */
+  #admit(socket: Socket): boolean {
+    const cap = this.#options.maxConnectionsPerAddress;
+    if (cap <= 0) return true;
+    const address = socket.remoteAddress ?? "";
+    const open = this.#perAddress.get(address) ?? 0;
+    if (open >= cap) return false;
+    this.#perAddress.set(address, open + 1);
+    socket.once("close", () => {
+      const left = (this.#perAddress.get(address) ?? 1) - 1;
+      if (left <= 0) this.#perAddress.delete(address);
+      else this.#perAddress.set(address, left);
+    });
+    return true;
+  }
+
   /** Hands the socket to HTTP/2 when it starts with the preface, else to HTTP/1.1. */
   #sniff(socket: Socket, h2: http2.Http2Server): void {
     // A reset during sniffing must not crash the process.
     socket.on("error", () => socket.destroy());
+    // Silent sockets and half prefaces are closed instead of held forever.
+    const timer = setTimeout(() => socket.destroy(), this.#options.handshakeTimeoutMs);
+    socket.once("close", () => clearTimeout(timer));
     let seen = Buffer.alloc(0);
     const onData = (chunk: Buffer): void => {
       seen = Buffer.concat([seen, chunk]);
       const n = Math.min(seen.length, PREFACE.length);
       const isH2 = seen.subarray(0, n).equals(PREFACE.subarray(0, n));
       if (isH2 && seen.length < PREFACE.length) return; // preface split across segments
+      clearTimeout(timer);
       socket.off("data", onData);
       socket.pause();
       socket.unshift(seen);
@@ -97,6 +149,10 @@ export class OnePortServer {
   #trackSession(session: http2.ServerHttp2Session, pingIntervalMs: number): void {
     this.#h2Sessions.add(session);
     if (this.#closing) session.close();
+    // A client that sent the preface but never its SETTINGS is not speaking HTTP/2.
+    const settingsTimer = setTimeout(() => session.destroy(), this.#options.handshakeTimeoutMs);
+    session.once("remoteSettings", () => clearTimeout(settingsTimer));
+    this.#limitStreamRate(session);
     let timer: NodeJS.Timeout | undefined;
     if (pingIntervalMs > 0) {
       timer = setInterval(() => {
@@ -110,8 +166,31 @@ export class OnePortServer {
     }
     session.on("error", () => {});
     session.once("close", () => {
+      clearTimeout(settingsTimer);
       if (timer) clearInterval(timer);
       this.#h2Sessions.delete(session);
+    });
+  }
+
+  /**
+   * The HTTP/2 rapid-reset guard: a connection that opens more than `maxStreamsPerSecond`
+   * streams, or resets more than `maxResetsPerSecond` of them itself, within a second
+   * (opening and resetting costs the client nothing, dispatching costs us) gets
+   * GOAWAY(ENHANCE_YOUR_CALM) and is closed.
+   */
+  #limitStreamRate(session: http2.ServerHttp2Session): void {
+    const opened = perSecondCounter(this.#options.maxStreamsPerSecond ?? 0);
+    const reset = perSecondCounter(this.#options.maxResetsPerSecond ?? 0);
+    const calm = (): void => {
+      if (session.destroyed) return;
+      session.goaway(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+      session.destroy();
+    };
+    session.on("stream", (stream: http2.ServerHttp2Stream) => {
+      if (opened()) return calm();
+      stream.once("aborted", () => {
+        if (reset()) calm();
+      });
     });
   }
 
@@ -159,12 +238,28 @@ export class OnePortServer {
   }
 }
 
-function configureHttp1(server: http.Server): void {
+/** A counter of events in the current one-second window: true once it exceeds `cap` (0 = never). */
+function perSecondCounter(cap: number): () => boolean {
+  let windowStart = Date.now();
+  let count = 0;
+  return () => {
+    if (cap <= 0) return false;
+    const now = Date.now();
+    if (now - windowStart >= 1000) {
+      windowStart = now;
+      count = 0;
+    }
+    return ++count > cap;
+  };
+}
+
+function configureHttp1(server: http.Server, headersTimeoutMs: number): void {
   // Long-lived streams must never be cut by server timeouts; headers still must arrive.
   server.requestTimeout = 0;
-  server.headersTimeout = 30_000;
+  server.headersTimeout = headersTimeoutMs;
   server.keepAliveTimeout = 65_000;
   server.setTimeout(0);
+  server.on("clientError", answerClientError);
 }
 
 const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,4 +1,4 @@
-import type { PermissionRule } from "../agent/index.ts";
+import { compileGlob, type PermissionRule } from "../agent/index.ts";
 import { RozError } from "../errors/index.ts";
 
 const policies = new Set(["allow", "require_confirmation", "deny"]);
@@ -15,6 +15,8 @@ export function validatePermissionRules(value: unknown, source: string): Permiss
     if (typeof toolPattern !== "string" || toolPattern === "") {
       throw new RozError("config_invalid", `${source}[${i}].tool_pattern must be a non-empty string`);
     }
+    const glob = compileGlob(toolPattern);
+    if (!glob.ok) throw new RozError("config_invalid", `${source}[${i}].tool_pattern: invalid glob "${toolPattern}": ${glob.error}`);
     if (typeof r["policy"] !== "string" || !policies.has(r["policy"])) {
       throw new RozError("config_invalid", `${source}[${i}].policy must be allow, require_confirmation or deny`);
     }

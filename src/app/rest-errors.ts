@@ -1,6 +1,8 @@
+import { STATUS_CODES } from "node:http";
 import type { Http2ServerRequest } from "node:http2";
+import type { Duplex } from "node:stream";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { httpStatusOfReason, type Reason, RozError } from "../errors/index.ts";
+import { httpStatusOfReason, type Reason, reasons, RozError } from "../errors/index.ts";
 
 /** The JSON body of every REST error: `{"error":{"code","message","details?"}}`. */
 export function errorBody(code: string, message: string, details?: Record<string, unknown>) {
@@ -17,6 +19,45 @@ const fastifyErrors: Record<string, Reason> = {
   FST_ERR_CTP_EMPTY_TYPE: "unsupported_media_type",
   FST_ERR_CTP_INVALID_TYPE: "unsupported_media_type",
 };
+
+/**
+ * Fastify's router errors (`frameworkErrors`): a bad percent-encoding in the URL is a 400, a
+ * path parameter over the length limit a 414, both in the error shape of every other answer.
+ * The offending URL is not echoed (it may be kilobytes long).
+ */
+export function frameworkErrorReply(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  if (error.code === "FST_ERR_MAX_PARAM_LENGTH") {
+    void reply.status(414).send(errorBody("uri_too_long", "a path parameter is longer than the limit (ids are UUIDs)"));
+    return;
+  }
+  void reply.status(400).send(errorBody("invalid_argument", error.code === "FST_ERR_BAD_URL" ? "the URL is not valid percent-encoded UTF-8" : error.message));
+}
+
+/** What the HTTP/1.1 parser's refusals become (Node's own answers have no body). */
+const clientErrors: Record<string, { status: number; reason: Reason }> = {
+  HPE_HEADER_OVERFLOW: { status: 431, reason: "headers_too_large" },
+  HPE_URI_TOO_LONG: { status: 414, reason: "uri_too_long" },
+  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, reason: "request_timeout" },
+};
+
+/**
+ * The inner HTTP/1.1 server's `clientError` handler: answers requests the parser refused
+ * (oversized headers, garbage, header timeouts) with the usual JSON error body, then closes.
+ */
+export function answerClientError(err: Error & { code?: string }, socket: Duplex): void {
+  if (err.code === "ECONNRESET" || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const known = err.code ? clientErrors[err.code] : undefined;
+  const status = known?.status ?? 400;
+  const reason: Reason = known?.reason ?? "invalid_argument";
+  const message = known ? reasons[reason].message : "malformed HTTP request";
+  const body = JSON.stringify(errorBody(reason, message));
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
 
 /**
  * Every REST failure becomes a JSON error with a 4xx for bad input and a 5xx only for

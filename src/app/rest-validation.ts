@@ -1,5 +1,7 @@
 import { Ajv, type Options } from "ajv";
-import type { FastifySchemaCompiler } from "fastify";
+import type { FastifyInstance, FastifySchemaCompiler } from "fastify";
+import { RozError } from "../errors/index.ts";
+import { MAX_JSON_DEPTH, tooDeepAt } from "../models/index.ts";
 import { isUuid } from "../session/index.ts";
 
 /** The formats REST schemas use (`ajv-formats` is not a dependency). */
@@ -19,4 +21,19 @@ export function restValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const body = new Ajv({ ...common, coerceTypes: false });
   const text = new Ajv({ ...common, coerceTypes: "array" });
   return ({ schema, httpPart }) => (httpPart === "body" ? body : text).compile(schema as object);
+}
+
+/**
+ * Refuses JSON bodies nested deeper than MAX_JSON_DEPTH with a 400 naming the top-level
+ * field, before validation or anything else walks them (serializing one overflowed the stack).
+ */
+export function registerJsonDepthLimit(app: FastifyInstance): void {
+  app.addHook("preValidation", async (request) => {
+    const body = request.body;
+    if (typeof body !== "object" || body === null || Buffer.isBuffer(body)) return;
+    const path = tooDeepAt(body);
+    if (path === undefined) return;
+    const field = ["body", ...path.slice(0, 1)].join(".");
+    throw new RozError("invalid_argument", `${field}: nested deeper than ${MAX_JSON_DEPTH} levels`, { details: { field } });
+  });
 }

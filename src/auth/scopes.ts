@@ -33,10 +33,20 @@ export function grantableScopes(granter: Scoped, scopes: readonly string[]): str
     if (!(SCOPES as readonly string[]).includes(scope)) {
       throw new RozError("invalid_argument", `unknown scope "${scope}" (expected one of ${SCOPES.join(", ")})`);
     }
-    if (!hasScope(granter, scope)) {
-      throw new RozError("permission_denied", `cannot grant the "${scope}" scope: the calling key does not have it`);
-    }
   }
   if (wanted.length === 0) throw new RozError("invalid_argument", "a key needs at least one scope");
+  requireScopesHeld(granter, wanted, "grant");
   return wanted;
+}
+
+/**
+ * Throws `permission_denied` unless `who` holds every one of `scopes` (`admin` holds all):
+ * a key may only create, revoke or rotate keys whose scopes it holds itself.
+ */
+export function requireScopesHeld(who: Scoped, scopes: readonly string[], action: "grant" | "revoke" | "rotate"): void {
+  for (const scope of scopes) {
+    if (hasScope(who, scope)) continue;
+    const what = action === "grant" ? `cannot grant the "${scope}" scope` : `cannot ${action} a key with the "${scope}" scope`;
+    throw new RozError("permission_denied", `${what}: the calling key does not have it`);
+  }
 }

@@ -40,6 +40,9 @@ export const reasons = {
   task_worker_limit: { code: "resource_exhausted", retryable: false, message: "the task has as many workers as allowed", http: 409 },
   tenant_worker_limit: { code: "resource_exhausted", retryable: true, message: "too many workers running for this tenant" },
   spawn_depth_limit: { code: "resource_exhausted", retryable: false, message: "workers at this depth may not spawn workers", http: 409 },
+  uri_too_long: { code: "invalid_argument", retryable: false, message: "the request URI or a path parameter is too long", http: 414 },
+  headers_too_large: { code: "invalid_argument", retryable: false, message: "request headers are too large", http: 431 },
+  request_timeout: { code: "deadline_exceeded", retryable: true, message: "the request headers did not arrive in time", http: 408 },
 } as const satisfies Record<string, { code: ErrorCode; retryable: boolean; message: string; http?: number }>;
 
 export type Reason = keyof typeof reasons;

@@ -5,6 +5,8 @@ import type { Principal } from "../session/index.ts";
 export interface RawRequestInfo {
   /** True once the peer reset the stream or the connection broke. */
   aborted(): boolean;
+  /** HTTP/2: reset the stream (NO_ERROR) once the response trailers are out, so the peer stops sending. */
+  resetAfterTrailers(): void;
 }
 
 export const rawRequestKey = createContextKey<RawRequestInfo | undefined>(undefined, { description: "raw request info" });

@@ -36,7 +36,7 @@ export function toolsFromWire(tools: ToolSchema[], field: string): ClientTool[] 
 }
 
 function toolFromWire(tool: ToolSchema, where: string): ClientTool {
-  const schema = json(tool.parametersSchema);
+  const schema = json(tool.parametersSchema, `${where}.parameters_schema`);
   if (schema["type"] !== undefined && schema["type"] !== "object") bad(`${where}.parameters_schema must describe an object`);
   return {
     name: tool.name,
@@ -120,7 +120,7 @@ export function commandFromWire(request: SessionRequest): SessionCommand {
         type: "permission_decision",
         toolCallId: r.value.toolCallId,
         approved: r.value.approved,
-        ...(r.value.modifier !== undefined ? { modifier: json(r.value.modifier) } : {}),
+        ...(r.value.modifier !== undefined ? { modifier: json(r.value.modifier, "permission_decision.modifier") } : {}),
       };
     case "registerTools":
       return {

@@ -12,13 +12,13 @@ export interface DecodedHistory {
   skipped: string[];
 }
 
-function partFromWire(part: ContentPart): ModelPart | undefined {
+function partFromWire(part: ContentPart, where: string): ModelPart | undefined {
   const p = part.part;
   switch (p.case) {
     case "text":
       return { type: "text", text: p.value.text };
     case "toolUse":
-      return { type: "tool_use", id: p.value.id, name: p.value.name, input: json(p.value.input) };
+      return { type: "tool_use", id: p.value.id, name: p.value.name, input: json(p.value.input, `${where}.tool_use.input`) };
     case "toolResult":
       return {
         type: "tool_result",
@@ -53,7 +53,7 @@ export function historyFromWire(history: readonly ConversationMessage[]): Decode
     }
     const parts: ModelPart[] = [];
     message.parts.forEach((wire, j) => {
-      const part = partFromWire(wire);
+      const part = partFromWire(wire, `history[${i}].parts[${j}]`);
       if (part === undefined) out.skipped.push(`history[${i}].parts[${j}] (empty)`);
       else if (role === "system" && part.type !== "text") out.skipped.push(`history[${i}].parts[${j}] (${part.type} in a system message)`);
       else parts.push(part);

@@ -1,6 +1,15 @@
 import type { HandlerContext } from "@connectrpc/connect";
-import { type RozError, toRozError } from "../errors/index.ts";
-import { type SequencedEvent, type SessionCommand, type SessionDeps, SessionRegistry, SessionStream, sessionErrorOf } from "../session/index.ts";
+import { RozError, toRozError } from "../errors/index.ts";
+import {
+  type Principal,
+  type SequencedEvent,
+  type SessionCommand,
+  type SessionDeps,
+  SessionRegistry,
+  SessionStream,
+  sessionErrorOf,
+  type StreamSlots,
+} from "../session/index.ts";
 import type { Teams } from "../teams/index.ts";
 import type { SessionRequest, SessionResponse } from "../gen/roz/v1/agent_pb.js";
 import { fromConnectError, toConnectError } from "./connect-errors.ts";
@@ -21,6 +30,16 @@ export interface StreamSessionDeps {
   teams: Pick<Teams, "watch">;
   /** Open WatchTeam calls, so that shutdown can end them. */
   openWatches: Set<AbortController>;
+  /** Caps the streams open at once per key (none when absent). */
+  streamSlots?: StreamSlots;
+  /**
+   * How often, at most, an open stream re-checks its credentials (on its next request), so
+   * that revoking or expiring a key reaches its open sessions; 0 checks every request. Absent:
+   * never re-checked.
+   */
+  credentialRecheckMs?: number;
+  /** Told about each request before it is handled (the event-loop watchdog names what ran). */
+  noteOperation?: (operation: Record<string, unknown>) => void;
 }
 
 /** The command a request would have become, for the cases whose decoding can fail. */
@@ -40,6 +59,29 @@ function authError(error: RozError): SequencedEvent {
   return { seq: 0, event: { type: "session_error", ...sessionErrorOf(error) } };
 }
 
+/**
+ * The re-check of a stream's credentials before each request (at most every
+ * `credentialRecheckMs`): resolves with the `unauthenticated` error once the key was revoked,
+ * expired or lost its scope, else undefined. A failure of the store itself does not end the
+ * stream (the request will meet the same store anyway).
+ */
+function credentialCheck(deps: StreamSessionDeps, authorization: string | null): () => Promise<RozError | undefined> {
+  const every = deps.credentialRecheckMs;
+  let checkedAt = Date.now();
+  return async () => {
+    if (every === undefined || Date.now() - checkedAt < every) return undefined;
+    try {
+      await deps.authenticate(authorization, "sessions");
+      checkedAt = Date.now();
+      return undefined;
+    } catch (err) {
+      const error = toRozError(err);
+      if (error.code !== "unauthenticated" && error.code !== "permission_denied") return undefined;
+      return new RozError("unauthenticated", `${error.message}: this stream's credentials are no longer valid`);
+    }
+  };
+}
+
 /** Lets the transport report a reset that happened together with the request EOF. */
 const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 20));
 
@@ -56,11 +98,16 @@ export function createStreamSession(deps: StreamSessionDeps) {
       throw toConnectError(format.error);
     }
     const { encode } = format;
-    let principal;
+    const authorization = ctx.requestHeader.get("authorization");
+    let principal: Principal;
+    let releaseSlot: () => void;
     try {
-      principal = await deps.authenticate(ctx.requestHeader.get("authorization"), "sessions");
+      principal = await deps.authenticate(authorization, "sessions");
+      releaseSlot = deps.streamSlots?.acquire(principal) ?? (() => {});
     } catch (err) {
       const error = toRozError(err);
+      // A refused client may still be sending (a large first message): stop it after the trailers.
+      ctx.values.get(rawRequestKey)?.resetAfterTrailers();
       yield* encode(authError(error));
       throw toConnectError(error);
     }
@@ -68,6 +115,7 @@ export function createStreamSession(deps: StreamSessionDeps) {
     deps.openStreams.add(stream);
     const raw = ctx.values.get(rawRequestKey);
     const broken = (): boolean => ctx.signal.aborted || (raw?.aborted() ?? false);
+    const stillAuthorized = credentialCheck(deps, authorization);
 
     // The request reader: every path settles the stream itself. A rejection would be a bug,
     // and unobserved it would take the process down.
@@ -89,6 +137,12 @@ export function createStreamSession(deps: StreamSessionDeps) {
             continue;
           }
           if (command.type === "start") started = true;
+          const revoked = await stillAuthorized();
+          if (revoked) {
+            await stream.fail(revoked);
+            return;
+          }
+          deps.noteOperation?.({ rpc: "StreamSession", request: command.type, tenantId: principal.tenantId, keyId: principal.keyId });
           await stream.handle(command);
         }
         await settle();
@@ -107,10 +161,15 @@ export function createStreamSession(deps: StreamSessionDeps) {
     ctx.signal.addEventListener("abort", onAbort, { once: true });
     try {
       for await (const item of stream.output) {
-        if (item.kind === "fatal") throw toConnectError(item.error);
+        if (item.kind === "fatal") {
+          // The client may still be sending (an oversized message): its body must not sit in flow control.
+          raw?.resetAfterTrailers();
+          throw toConnectError(item.error);
+        }
         yield* encode(item.item);
       }
     } finally {
+      releaseSlot();
       ctx.signal.removeEventListener("abort", onAbort);
       // Reached early only when the client went away while we were writing.
       stream.transportBroken();

@@ -6,3 +6,4 @@ export { SessionRegistry } from "./session-registry.ts";
 export { SessionStream, type StreamItem } from "./session-stream.ts";
 export type * from "./types.ts";
 export { isUuid } from "./uuid.ts";
+export { StreamSlots } from "./stream-slots.ts";

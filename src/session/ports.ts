@@ -102,4 +102,6 @@ export interface SessionDeps {
   allowSessionStart(principal: Principal): boolean;
   /** Adds server tools and end hooks to each started session (teams); none when absent. */
   extend?: (link: SessionLink) => SessionExtension;
+  /** A stream that sends no `start` within this time ends with `invalid_argument` (default: never). */
+  startTimeoutMs?: number;
 }

@@ -9,6 +9,17 @@ import type { SessionRegistry } from "./session-registry.ts";
 import type { SequencedEvent, SessionCommand, SessionErrorCode, SessionEvent, StartCommand } from "./types.ts";
 import { isUuid } from "./uuid.ts";
 
+/** Why a command carries more tools than one request (or, for start, a session) may; undefined when it does not. */
+function toolCapProblem(command: SessionCommand, limits: SessionDeps["limits"]): string | undefined {
+  const tools = command.type === "start" || command.type === "register_tools" || command.type === "user_message" ? command.tools : undefined;
+  if (tools === undefined) return undefined;
+  const perRequest = limits.maxToolsPerRequest ?? Number.POSITIVE_INFINITY;
+  if (tools.length > perRequest) return `${command.type}.tools has ${tools.length} tools; at most ${perRequest} are allowed per request`;
+  const perSession = limits.maxTools ?? Number.POSITIVE_INFINITY;
+  if (command.type === "start" && tools.length > perSession) return `start.tools has ${tools.length} tools; a session may hold at most ${perSession}`;
+  return undefined;
+}
+
 /** What a stream yields: numbered events, then possibly a fatal error that ends the RPC. */
 export type StreamItem = { kind: "event"; item: SequencedEvent } | { kind: "fatal"; error: RozError };
 
@@ -25,6 +36,7 @@ export class SessionStream {
   readonly #principal: Principal;
   #session: Session | undefined;
   #keepalive: NodeJS.Timeout | undefined;
+  #startTimer: NodeJS.Timeout | undefined;
   #closed = false;
 
   constructor(
@@ -37,6 +49,14 @@ export class SessionStream {
     this.#principal = principal;
     this.output = this.#queue;
     this.#keepalive = setInterval(() => this.#sendKeepalive(), deps.keepaliveIntervalMs);
+    const startTimeoutMs = deps.startTimeoutMs;
+    if (startTimeoutMs !== undefined && startTimeoutMs > 0) {
+      // An authenticated stream that never starts a session must not be held (and counted) forever.
+      this.#startTimer = setTimeout(() => {
+        this.#startTimer = undefined;
+        if (!this.#session) void this.fail(new RozError("invalid_argument", `no start within ${startTimeoutMs} ms`));
+      }, startTimeoutMs);
+    }
   }
 
   /** Handles one client message. The caller awaits each before reading the next. */
@@ -44,6 +64,11 @@ export class SessionStream {
     if (this.#closed) return;
     if (command.type === "ping") return this.#send({ type: "pong" });
     if (this.#refusedByKind(command.type)) return;
+    const tooMany = toolCapProblem(command, this.#deps.limits);
+    if (tooMany !== undefined) {
+      if (command.type === "start") return this.fail(new RozError("invalid_argument", tooMany));
+      return this.#error("invalid_argument", tooMany);
+    }
     const session = this.#session;
     if (!session) {
       if (command.type === "start") return this.#start(command);
@@ -83,7 +108,12 @@ export class SessionStream {
         await this.#endSession("cancelled", command.reason || "cancelled by client");
         return this.close();
       case "register_tools":
-        session.agent.registerTools(command.source || undefined, command.tools, command.systemContext);
+        try {
+          session.agent.registerTools(command.source || undefined, command.tools, command.systemContext);
+        } catch (err) {
+          const { code, message } = sessionErrorOf(toRozError(err));
+          this.#error(code, message);
+        }
         return;
       case "feedback":
         return this.#feedback(session, command.messageId, command.rating);
@@ -109,6 +139,7 @@ export class SessionStream {
   }
 
   async #start(command: StartCommand): Promise<void> {
+    this.#clearStartTimer();
     try {
       if (!this.#deps.allowSessionStart(this.#principal)) {
         throw new RozError("resource_exhausted", "too many sessions started; retry later");
@@ -260,9 +291,15 @@ export class SessionStream {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#clearStartTimer();
     if (this.#keepalive) clearInterval(this.#keepalive);
     this.#keepalive = undefined;
     this.#queue.end();
+  }
+
+  #clearStartTimer(): void {
+    if (this.#startTimer) clearTimeout(this.#startTimer);
+    this.#startTimer = undefined;
   }
 
   #sendKeepalive(): void {

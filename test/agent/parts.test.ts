@@ -38,7 +38,7 @@ describe("permission rules", () => {
   it("globs match whole tool names, '/' included, first match wins", () => {
     const evaluator = createPermissionEvaluator([
       { toolPattern: "mcp/fs/*", policy: "deny" },
-      { toolPattern: "git_{push,reset}", policy: "require_confirmation" },
+      { toolPattern: "git_[pr]*", policy: "require_confirmation" },
     ]);
     expect(evaluator.decide({ name: "mcp/fs/write", category: "unspecified" }).policy).toBe("deny");
     expect(evaluator.decide({ name: "mcp/web/get", category: "unspecified" }).policy).toBe("allow");

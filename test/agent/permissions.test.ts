@@ -94,7 +94,7 @@ describe("permissions", () => {
     const model = new TestModel([toolCalls(call("x", "a"), call("y", "b"), call("z", "free")), reply("ok")]);
     const agent = makeAgent(model, {
       tools: [tool("a"), tool("b"), tool("free")],
-      permissions: [{ toolPattern: "{a,b}", policy: "require_confirmation" }],
+      permissions: [{ toolPattern: "[ab]", policy: "require_confirmation" }],
     });
     const run = start(agent, turn("go"));
     await run.waitFor((e) => e.type === "activity" && e.state === "waiting_approval" && e.detail === "y");

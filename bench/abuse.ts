@@ -1,0 +1,116 @@
+/**
+ * Section "abuse" (issue 9): each attack of the resilience report against our server (a child
+ * process), next to a bystander session that pings every 10 ms. For each attack: the longest
+ * event-loop block of the server meanwhile and the bystander's p99 round trip (targets: both
+ * under 50 ms), plus memory after the stream floods. The baseline is the bystander alone.
+ */
+import {
+  type Attack,
+  deepJsonAttack,
+  globAttack,
+  longWordAttack,
+  noStartAttack,
+  oversizedAttack,
+  rapidResetAttack,
+  registerToolsAttack,
+  slowSocketsAttack,
+} from "../test/support/attacks.ts";
+import { startBystander } from "../test/support/bystander.ts";
+import { startServerProcess, type ServerProcess } from "./server-process.ts";
+import { type BenchOptions, fmt, ms, pick, progress, type Row, sleep } from "./support.ts";
+
+const TARGET_MS = 50;
+const MB = 1024 * 1024;
+
+interface Measured {
+  loopMaxMs: number;
+  p99Ms: number;
+  seconds: number;
+}
+
+async function measure(server: ServerProcess, attack: Attack | undefined, idleMs = 1000): Promise<Measured> {
+  const bystander = await startBystander(server.url);
+  await server.stats(); // resets the child's loop-delay histogram
+  const started = performance.now();
+  if (attack) await attack(server.url);
+  else await sleep(idleMs);
+  const seconds = (performance.now() - started) / 1000;
+  const stats = await server.stats();
+  const report = await bystander.stop();
+  return { loopMaxMs: stats.loopDelayMaxMs, p99Ms: report.p99Ms, seconds };
+}
+
+const rowsOf = (name: string, m: Measured): Row[] => [
+  { metric: `${name}: longest loop block`, target: `< ${TARGET_MS} ms`, measured: ms(m.loopMaxMs), ok: m.loopMaxMs < TARGET_MS, note: `${fmt(m.seconds, 1)} s` },
+  { metric: `${name}: bystander p99 ping`, target: `< ${TARGET_MS} ms`, measured: ms(m.p99Ms), ok: m.p99Ms < TARGET_MS },
+];
+
+export async function runAbuse(options: BenchOptions): Promise<Row[]> {
+  const server = await startServerProcess(
+    {
+      kind: "roz",
+      env: {
+        ROZ_MAX_MESSAGE_BYTES: "8MiB",
+        ROZ_HANDSHAKE_TIMEOUT_MS: "1000",
+        ROZ_HEADERS_TIMEOUT_MS: "1000",
+        ROZ_START_TIMEOUT_MS: "1000",
+        ROZ_MAX_STREAMS_PER_KEY: "100",
+      },
+    },
+    { profile: options.profile },
+  );
+  const rows: Row[] = [];
+  try {
+    // Warm-up (JIT, first session, first environment), not measured.
+    await measure(server, globAttack);
+    const baseline = await measure(server, undefined);
+    rows.push({ metric: "baseline (no attack): bystander p99 ping", measured: ms(baseline.p99Ms), note: `loop max ${ms(baseline.loopMaxMs)}` });
+    await server.gc();
+    rows.push({ metric: "baseline RSS after warm-up and GC", measured: `${fmt((await server.rss()) / MB)} MB`, note: `heap used ${fmt((await server.stats()).heapUsed / MB)} MB` });
+    const attempts = pick(options, 20_000, 4_000);
+    const attacks: [string, Attack][] = [
+      ["1 globs (extglob refused, worst valid pattern, 64-char tool)", globAttack],
+      ["2 tokenizer: 100 KB word (message + tool result)", longWordAttack(100_000)],
+      ["2 tokenizer: 4 MB word (message + tool result)", longWordAttack(4_000_000)],
+      ["3 register_tools: 3 x 40,000 tools", registerToolsAttack(3)],
+      ["5 slow sockets: 4 kinds x 200", slowSocketsAttack(200)],
+      [`6 streams without start: ${fmt(attempts)}`, noStartAttack(attempts)],
+      ["7 oversized messages: 20 x 1 MiB, never half-closed", oversizedAttack(20)],
+      ["11 deep JSON: 20 bodies 100,000 levels deep", deepJsonAttack(20)],
+    ];
+    for (const [name, attack] of attacks) {
+      progress(`abuse: ${name}`);
+      rows.push(...rowsOf(name, await measure(server, attack)));
+      if (name.startsWith("6 ")) {
+        await server.gc();
+        const rss = await server.rss();
+        const { heapUsed } = await server.stats();
+        rows.push({
+          metric: `6 RSS after ${fmt(attempts)} streams without start (after GC)`,
+          target: "< 300 MB",
+          measured: `${fmt(rss / MB)} MB`,
+          ok: rss < 300 * MB,
+          note: `heap used ${fmt(heapUsed / MB)} MB`,
+        });
+      }
+    }
+    // Rapid reset: RSS before, after the attack and after the heap recovered.
+    await server.gc();
+    const before = await server.rss();
+    const streams = pick(options, 126_000, 30_000);
+    progress(`abuse: 8 rapid reset, ${fmt(streams)} streams`);
+    rows.push(...rowsOf(`8 rapid reset: ${fmt(streams)} streams opened and cancelled`, await measure(server, rapidResetAttack(streams))));
+    await server.gc();
+    await sleep(500);
+    const after = await server.rss();
+    rows.push({
+      metric: "8 rapid reset: RSS after GC vs before",
+      target: "within 20 %",
+      measured: `${fmt(before / MB)} -> ${fmt(after / MB)} MB`,
+      ok: after <= before * 1.2,
+    });
+  } finally {
+    await server.close();
+  }
+  return rows;
+}

@@ -1,0 +1,119 @@
+// Connections are bounded: silent sockets, half prefaces, a preface without SETTINGS and
+// half-sent HTTP/1.1 headers are closed after their timeouts (they used to be held forever),
+// one address can hold only so many connections, and a connection that opens or resets
+// streams faster than the per-second cap is sent GOAWAY(ENHANCE_YOUR_CALM) and closed.
+import * as http2 from "node:http2";
+import * as net from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startServer, type TestServer } from "../support/server.ts";
+import { STALL_BOUND_MS, startBystander } from "../support/bystander.ts";
+
+const PREFACE = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/** Connects, writes `bytes`, and resolves with how long the server took to close the socket (ms). */
+function closedAfter(port: number, bytes: string, limitMs = 15_000): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const socket = net.connect(port, "127.0.0.1", () => {
+      if (bytes !== "") socket.write(bytes);
+    });
+    socket.on("data", () => {});
+    socket.on("error", () => {});
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`the server kept the socket open for ${limitMs} ms`));
+    }, limitMs);
+    socket.on("close", () => {
+      clearTimeout(timer);
+      resolve(performance.now() - started);
+    });
+  });
+}
+
+describe("connection timeouts", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer({ ROZ_HANDSHAKE_TIMEOUT_MS: "500", ROZ_HEADERS_TIMEOUT_MS: "500" });
+  });
+  afterAll(() => server?.close());
+
+  const attacks: [string, string][] = [
+    ["a silent socket", ""],
+    ["half an HTTP/2 preface", PREFACE.slice(0, 10)],
+    ["a full preface without SETTINGS", PREFACE],
+    ["half-sent HTTP/1.1 headers", "GET /healthz HTTP/1.1\r\nHost: roz\r\nX-Slow: "],
+  ];
+  for (const [what, bytes] of attacks) {
+    it(`${what} is closed after its timeout`, async () => {
+      const ms = await closedAfter(server.port, bytes);
+      expect(ms).toBeGreaterThanOrEqual(400);
+    });
+  }
+
+  it("a bystander keeps streaming while 100 sockets of each kind wait to be closed", async () => {
+    const bystander = await startBystander(server.url);
+    const all = attacks.flatMap(([, bytes]) => Array.from({ length: 100 }, () => closedAfter(server.port, bytes)));
+    await Promise.all(all);
+    const report = await bystander.stop();
+    expect(report.p99Ms, JSON.stringify(report)).toBeLessThan(STALL_BOUND_MS);
+  });
+});
+
+describe("connections per address", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer({ ROZ_MAX_CONNECTIONS_PER_ADDRESS: "20", ROZ_HANDSHAKE_TIMEOUT_MS: "60000" });
+  });
+  afterAll(() => server?.close());
+
+  it("beyond the cap a connection is closed at once; below it again, new clients are served", async () => {
+    const held = await Promise.all(
+      Array.from({ length: 20 }, () => new Promise<net.Socket>((resolve) => {
+        const socket = net.connect(server.port, "127.0.0.1", () => resolve(socket));
+        socket.on("error", () => {});
+      })),
+    );
+    // The 21st is closed long before the (one minute) handshake timeout.
+    expect(await closedAfter(server.port, "", 10_000)).toBeLessThan(10_000);
+    expect(held.every((s) => !s.destroyed)).toBe(true);
+    const closed = held.map((s) => new Promise((resolve) => s.once("close", resolve)));
+    for (const s of held) s.destroy();
+    await Promise.all(closed);
+    const res = await fetch(`${server.url}/healthz`);
+    expect(res.status).toBe(200);
+  });
+});
+
+for (const [cap, env] of [
+  ["streams opened", { ROZ_HTTP2_MAX_STREAMS_PER_SECOND: "50", ROZ_HTTP2_MAX_RESETS_PER_SECOND: "0" }],
+  ["streams reset", { ROZ_HTTP2_MAX_STREAMS_PER_SECOND: "0", ROZ_HTTP2_MAX_RESETS_PER_SECOND: "50" }],
+] as const) {
+  describe(`rapid reset, capped by ${cap} per second`, () => {
+    let server: TestServer;
+    beforeAll(async () => {
+      server = await startServer(env);
+    });
+    afterAll(() => server?.close());
+    it("a connection opening and resetting streams beyond the per-second cap gets GOAWAY(ENHANCE_YOUR_CALM); a bystander keeps streaming", async () => {
+      const bystander = await startBystander(server.url);
+      const session = http2.connect(server.url);
+      session.on("error", () => {});
+      const goaway = new Promise<number>((resolve) => session.on("goaway", (code: number) => resolve(code)));
+      const closed = new Promise((resolve) => session.on("close", resolve));
+      await new Promise((resolve) => session.once("connect", resolve));
+      let opened = 0;
+      while (!session.closed && !session.destroyed && opened < 20_000) {
+        const stream = session.request({ ":method": "POST", ":path": "/roz.v1.AgentService/StreamSession", "content-type": "application/grpc" });
+        stream.on("error", () => {});
+        stream.close(http2.constants.NGHTTP2_CANCEL);
+        opened++;
+        if (opened % 50 === 0) await new Promise((resolve) => setImmediate(resolve));
+      }
+      expect(await goaway).toBe(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+      await closed;
+      expect(opened).toBeLessThan(20_000);
+      const report = await bystander.stop();
+      expect(report.p99Ms, JSON.stringify(report)).toBeLessThan(STALL_BOUND_MS);
+    });
+  });
+}

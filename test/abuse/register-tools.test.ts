@@ -1,0 +1,79 @@
+// register_tools merges by name in linear time and is capped per request and per session
+// (ROZ_MAX_TOOLS_PER_REQUEST, ROZ_MAX_TOOLS): beyond a cap the request is refused in-band with
+// invalid_argument and the stream goes on; a start beyond it ends the stream.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ClientTool } from "../../src/agent/index.ts";
+import { mergeByName } from "../../src/agent/tool-registry.ts";
+import { startServer, type TestServer } from "../support/server.ts";
+import { sessionClientFactory, type SessionClientFactory } from "../support/session-client.ts";
+import { barrier, nextOf, readTurn, rq, startSession, tool, valuesOf } from "../support/session-protocol.ts";
+import { STALL_BOUND_MS, startBystander } from "../support/bystander.ts";
+
+const tools = (n: number, prefix = "t") => Array.from({ length: n }, (_, i) => tool(`${prefix}${i}`));
+const INVALID_ARGUMENT = 3;
+
+describe("mergeByName", () => {
+  it("merges 81,000 tools into 80,000 in linear time (it took 25 s)", () => {
+    const make = (n: number, prefix: string): ClientTool[] =>
+      Array.from({ length: n }, (_, i) => ({ name: `${prefix}${i}`, description: "", parametersSchema: {}, timeoutMs: 0, category: "unspecified" }));
+    const base = make(80_000, "a");
+    const started = performance.now();
+    const merged = mergeByName(base, [...make(80_000, "b"), ...make(1000, "a")]);
+    expect(performance.now() - started).toBeLessThan(STALL_BOUND_MS);
+    expect(merged).toHaveLength(160_000);
+  });
+});
+
+describe("tool caps on a server", () => {
+  let server: TestServer;
+  let factory: SessionClientFactory;
+  beforeAll(async () => {
+    server = await startServer();
+    factory = sessionClientFactory("grpc-js", server.url);
+  });
+  afterAll(async () => {
+    factory?.close();
+    await server?.close();
+  });
+
+  it("the default caps: 512 per request, 1,000 per session; refusals are in-band and the stream goes on", async () => {
+    const session = factory.open();
+    await startSession(session);
+    session.send(rq.register(tools(512, "a")));
+    expect(valuesOf(await barrier(session), "error")).toEqual([]);
+    session.send(rq.register(tools(513, "b")));
+    expect(await nextOf(session, "error")).toMatchObject({ code: "invalid_argument", message: expect.stringContaining("at most 512") });
+    session.send(rq.register(tools(488, "c")));
+    expect(valuesOf(await barrier(session), "error")).toEqual([]);
+    // 1,000 now; one more is over the session's cap, a replacement by name is not.
+    session.send(rq.register([tool("d0")]));
+    expect(await nextOf(session, "error")).toMatchObject({ code: "invalid_argument", message: expect.stringContaining("at most 1000") });
+    session.send(rq.register([tool("a0")]));
+    expect(valuesOf(await barrier(session), "error")).toEqual([]);
+    session.send(rq.user("hello"));
+    expect(valuesOf(await readTurn(session), "turnComplete")).toHaveLength(1);
+    session.end();
+    expect((await session.status).code).toBe(0);
+  });
+
+  it("a start with more tools than a request may carry ends the stream with invalid_argument", async () => {
+    const session = factory.open();
+    session.send(rq.start({ tools: tools(513) }));
+    expect(await nextOf(session, "error")).toMatchObject({ code: "invalid_argument" });
+    expect((await session.status).code).toBe(INVALID_ARGUMENT);
+  });
+
+  it("40,000 tools in one register_tools are refused without stalling a bystander", async () => {
+    const bystander = await startBystander(server.url);
+    const session = factory.open();
+    await startSession(session);
+    for (let i = 0; i < 3; i++) {
+      session.send(rq.register(tools(40_000, `x${i}_`)));
+      expect(await nextOf(session, "error", 30_000)).toMatchObject({ code: "invalid_argument" });
+    }
+    session.end();
+    await session.status;
+    const report = await bystander.stop();
+    expect(report.p99Ms, JSON.stringify(report)).toBeLessThan(STALL_BOUND_MS);
+  }, 60_000);
+});
