@@ -1,8 +1,9 @@
 import { initial } from "./001-initial.ts";
+import { thinkingBlocks } from "./005-thinking-blocks.ts";
 import type { Migration } from "./migration.ts";
 
 export type { Migration } from "./migration.ts";
 export { runMigrations } from "./runner.ts";
 
 /** Every schema version, ascending. Append only. */
-export const migrations: readonly Migration[] = [initial];
+export const migrations: readonly Migration[] = [initial, thinkingBlocks];
