@@ -19,6 +19,7 @@ export function realisticTurn(): TurnRecord {
     userContext: [{ label: "src/rpc/stream-session.ts", text: paragraph.repeat(4) }],
     mode: "react",
     assistantThinking: paragraph.repeat(3),
+    assistantThinkingBlocks: [{ text: paragraph.repeat(3), signature: "EqQBCgIYAhIM".repeat(20), toolUse: true }],
     assistantText: paragraph.repeat(8),
     toolCalls: [
       {

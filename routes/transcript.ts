@@ -10,9 +10,11 @@ import { iso, usageJson } from "./schemas.ts";
  * Per turn: the user message (as the agent built it), then — when tools ran — an assistant
  * message with the tool calls and a user message with their results (an error result for a
  * call that got none), then the assistant's text. The record keeps the text of all model
- * calls of a turn together, so it comes after the tool results; thinking goes with the
- * first assistant message. Adjacent messages of one role are merged (a turn without any
- * answer would otherwise leave two user messages in a row).
+ * calls of a turn together, so it comes after the tool results. Thinking keeps its
+ * signature (providers reject signed thinking sent back altered or unsigned) and its place:
+ * that of the calls which asked for tools before the tool uses, the rest before the text.
+ * Adjacent messages of one role are merged (a turn without any answer would otherwise
+ * leave two user messages in a row).
  */
 export function conversationOf(turns: readonly StoredTurn[]): ModelMessage[] {
   const messages: ModelMessage[] = [];
@@ -23,9 +25,9 @@ export function conversationOf(turns: readonly StoredTurn[]): ModelMessage[] {
   };
   for (const turn of turns) {
     push(buildUserMessage(turn.userContent, turn.userContext, true));
-    const thinking: ModelPart[] = turn.assistantThinking !== "" ? [{ type: "thinking", thinking: turn.assistantThinking }] : [];
+    const thinking = thinkingOf(turn);
     if (turn.toolCalls.length > 0) {
-      push({ role: "assistant", parts: [...thinking, ...turn.toolCalls.map((c): ModelPart => ({ type: "tool_use", id: c.id, name: c.name, input: c.parameters }))] });
+      push({ role: "assistant", parts: [...thinking.toolUse, ...turn.toolCalls.map((c): ModelPart => ({ type: "tool_use", id: c.id, name: c.name, input: c.parameters }))] });
       push({
         role: "user",
         parts: turn.toolCalls.map((c): ModelPart => ({
@@ -36,12 +38,31 @@ export function conversationOf(turns: readonly StoredTurn[]): ModelMessage[] {
           isError: c.outcome ? !c.outcome.success : true,
         })),
       });
-      if (turn.assistantText !== "") push({ role: "assistant", parts: [{ type: "text", text: turn.assistantText }] });
+      if (turn.assistantText !== "") push({ role: "assistant", parts: [...thinking.answer, { type: "text", text: turn.assistantText }] });
     } else if (turn.assistantText !== "") {
-      push({ role: "assistant", parts: [...thinking, { type: "text", text: turn.assistantText }] });
+      push({ role: "assistant", parts: [...thinking.toolUse, ...thinking.answer, { type: "text", text: turn.assistantText }] });
     }
   }
   return messages;
+}
+
+type ThinkingPart = Extract<ModelPart, { type: "thinking" }>;
+
+/**
+ * A turn's thinking parts, split by where they go: before its tool uses, or before its
+ * answer. A turn stored without per-call thinking has only its text, unsigned, which goes
+ * with the first assistant message.
+ */
+function thinkingOf(turn: StoredTurn): { toolUse: ThinkingPart[]; answer: ThinkingPart[] } {
+  if (turn.assistantThinkingBlocks.length === 0) {
+    return { toolUse: turn.assistantThinking !== "" ? [{ type: "thinking", thinking: turn.assistantThinking }] : [], answer: [] };
+  }
+  const part = (b: StoredTurn["assistantThinkingBlocks"][number]): ThinkingPart =>
+    b.signature === undefined ? { type: "thinking", thinking: b.text } : { type: "thinking", thinking: b.text, signature: b.signature };
+  return {
+    toolUse: turn.assistantThinkingBlocks.filter((b) => b.toolUse).map(part),
+    answer: turn.assistantThinkingBlocks.filter((b) => !b.toolUse).map(part),
+  };
 }
 
 const partInit = (p: ModelPart) => {
@@ -76,7 +97,11 @@ export function turnJson(t: StoredTurn) {
     message_id: t.messageId,
     mode: t.mode,
     user: { content: t.userContent, context: t.userContext.map(contextJson) },
-    assistant: { text: t.assistantText, thinking: t.assistantThinking },
+    assistant: {
+      text: t.assistantText,
+      thinking: t.assistantThinking,
+      thinking_blocks: t.assistantThinkingBlocks.map((b) => ({ text: b.text, ...(b.signature !== undefined ? { signature: b.signature } : {}), tool_use: b.toolUse })),
+    },
     tool_calls: t.toolCalls.map((c) => ({
       id: c.id,
       name: c.name,

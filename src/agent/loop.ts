@@ -155,8 +155,7 @@ class TurnLoop {
           tool: byName.get(c.name),
           invalidArguments: c.invalidArguments,
         }));
-    const reply = assistantMessage(result.text, result.thinking, result.thinkingSignature, calls);
-    if (reply !== undefined) this.#messages.push(reply);
+    this.#keepReply(assistantMessage(result.text, result.thinking, result.thinkingSignature, calls));
     if (result.end.kind === "aborted") {
       this.#closeUnrun(calls, "cancelled");
       return { kind: "cancelled" };
@@ -220,8 +219,7 @@ class TurnLoop {
   async #closingCall(): Promise<Step> {
     this.#activity("thinking");
     const result = await this.#callModel([...this.#deps.system, MAX_CYCLES_SYSTEM], []);
-    const reply = assistantMessage(result.text, result.thinking, result.thinkingSignature, []);
-    if (reply !== undefined) this.#messages.push(reply);
+    this.#keepReply(assistantMessage(result.text, result.thinking, result.thinkingSignature, []));
     this.#publish();
     if (result.end.kind === "aborted") return { kind: "cancelled" };
     if (result.end.kind === "failed") return { kind: "final", stopReason: "error", error: modelError(result.end.error) };
@@ -234,6 +232,13 @@ class TurnLoop {
     const result = await callModel(input);
     this.#deps.emit(modelCallCompleted(input.model, result, performance.now() - startedAt));
     return result;
+  }
+
+  /** Appends a model's reply to the conversation; the record keeps its thinking as sent back. */
+  #keepReply(reply: ModelMessage | undefined): void {
+    if (reply === undefined) return;
+    this.#messages.push(reply);
+    this.#tally.addReply(reply);
   }
 
   /** Answers tool uses that will never run, so the history stays valid. */

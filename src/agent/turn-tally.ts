@@ -1,4 +1,5 @@
-import { addUsage, emptyUsage, type TokenUsage } from "../models/index.ts";
+import type { ThinkingRecord } from "../domain/index.ts";
+import { addUsage, emptyUsage, type ModelMessage, type TokenUsage } from "../models/index.ts";
 import type { StopReason, ToolCallRecord, TurnInput, TurnRecord } from "./types.ts";
 
 /**
@@ -11,6 +12,7 @@ export class TurnTally {
   readonly #startedAt: number;
   #text = "";
   #thinking = "";
+  #thinkingBlocks: ThinkingRecord[] = [];
   #toolCalls: ToolCallRecord[] = [];
   #usage: TokenUsage = emptyUsage();
   #compactions = 0;
@@ -28,6 +30,15 @@ export class TurnTally {
     this.#text = joinChunks(this.#text, text);
     this.#thinking = joinChunks(this.#thinking, thinking);
     this.#usage = addUsage(this.#usage, usage);
+  }
+
+  /** Keeps the thinking of an assistant message the conversation kept, signed as it came. */
+  addReply(reply: ModelMessage): void {
+    const toolUse = reply.parts.some((p) => p.type === "tool_use");
+    for (const part of reply.parts) {
+      if (part.type !== "thinking") continue;
+      this.#thinkingBlocks.push(part.signature === undefined ? { text: part.thinking, toolUse } : { text: part.thinking, signature: part.signature, toolUse });
+    }
   }
 
   addUsage(usage: TokenUsage): void {
@@ -51,6 +62,7 @@ export class TurnTally {
       mode: input.mode,
       assistantText: this.#text,
       assistantThinking: this.#thinking,
+      assistantThinkingBlocks: [...this.#thinkingBlocks],
       toolCalls: [...this.#toolCalls],
       usage: { ...this.#usage },
       stopReason,

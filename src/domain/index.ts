@@ -11,6 +11,7 @@ export type {
   ContextBlock,
   PermissionOutcome,
   StopReason,
+  ThinkingRecord,
   ToolCallRecord,
   ToolOutcome,
   TurnRecord,

@@ -44,6 +44,18 @@ export interface ToolCallRecord {
   endedAt: number;
 }
 
+/**
+ * The thinking of one model call whose answer the conversation kept, as the provider gave
+ * it: sent back to the provider it must be unmodified and carry its `signature`.
+ */
+export interface ThinkingRecord {
+  text: string;
+  /** The provider's signature (several blocks of one call travel packed in it); absent when unsigned. */
+  signature?: string;
+  /** The call asked for tools (its thinking precedes the tool uses), rather than only answering. */
+  toolUse: boolean;
+}
+
 /** Everything that happened in one turn, handed to persistence once the turn ends. */
 export interface TurnRecord {
   messageId: string;
@@ -51,7 +63,10 @@ export interface TurnRecord {
   userContext: ContextBlock[];
   mode: AgentMode;
   assistantText: string;
+  /** All thinking of the turn as text, for reading. */
   assistantThinking: string;
+  /** The thinking of each model call in order, with its signature, for sending back. */
+  assistantThinkingBlocks: ThinkingRecord[];
   toolCalls: ToolCallRecord[];
   usage: TokenUsage;
   stopReason: StopReason;

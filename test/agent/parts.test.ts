@@ -55,6 +55,7 @@ describe("turn details", () => {
     const done = await run.done;
     expect(run.of("thinking_delta").map((d) => d.text)).toEqual(["Let me ", "think."]);
     expect(done.record.assistantThinking).toBe("Let me think.");
+    expect(done.record.assistantThinkingBlocks).toEqual([{ text: "Let me think.", signature: "sig-1", toolUse: false }]);
     expect(agent.history()[1]).toEqual({
       role: "assistant",
       parts: [{ type: "thinking", thinking: "Let me think.", signature: "sig-1" }, { type: "text", text: "Answer." }],

@@ -1,6 +1,7 @@
 /** Builders for store tests: deterministic turn records whose shape depends on a number. */
 import { randomUUID } from "node:crypto";
 import type { ToolCallRecord, TurnRecord } from "../../src/agent/index.ts";
+import type { ThinkingRecord } from "../../src/domain/index.ts";
 import type { TokenUsage } from "../../src/models/index.ts";
 
 export const usageFor = (n: number): TokenUsage => ({
@@ -26,6 +27,12 @@ export function toolCallsFor(n: number): ToolCallRecord[] {
   });
 }
 
+/** Thinking of turn `n`'s model calls: a signed call before its tools, then an unsigned answer. */
+export const thinkingBlocksFor = (n: number): ThinkingRecord[] => [
+  { text: `thinking about ${n}`, signature: `sig/${n}:` + "Eq+Bx/=".repeat(40), toolUse: true },
+  { text: "then answering", toolUse: false },
+];
+
 /** A complete turn record numbered `n`; `overrides` replace fields. */
 export function turnFor(n: number, overrides: Partial<TurnRecord> = {}): TurnRecord {
   return {
@@ -34,7 +41,8 @@ export function turnFor(n: number, overrides: Partial<TurnRecord> = {}): TurnRec
     userContext: [{ label: "file.ts", text: `context ${n}` }],
     mode: n % 2 === 0 ? "ooda_re_act" : "react",
     assistantText: `answer ${n}`,
-    assistantThinking: n % 3 === 0 ? `thinking about ${n}` : "",
+    assistantThinking: n % 3 === 0 ? `thinking about ${n}\n\nthen answering` : "",
+    assistantThinkingBlocks: n % 3 === 0 ? thinkingBlocksFor(n) : [],
     toolCalls: toolCallsFor(n),
     usage: usageFor(n),
     stopReason: "end_turn",

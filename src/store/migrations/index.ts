@@ -1,9 +1,10 @@
 import { initial } from "./001-initial.ts";
-import type { Migration } from "./migration.ts";
 import { teams } from "./003-teams.ts";
+import { thinkingBlocks } from "./005-thinking-blocks.ts";
+import type { Migration } from "./migration.ts";
 
 export type { Migration } from "./migration.ts";
 export { runMigrations } from "./runner.ts";
 
 /** Every schema version, ascending. Append only. */
-export const migrations: readonly Migration[] = [initial, teams];
+export const migrations: readonly Migration[] = [initial, teams, thinkingBlocks];

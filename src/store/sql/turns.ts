@@ -1,4 +1,4 @@
-import type { ContextBlock, JsonObject, ToolCallRecord, TurnRecord } from "../../domain/index.ts";
+import type { ContextBlock, JsonObject, ThinkingRecord, ToolCallRecord, TurnRecord } from "../../domain/index.ts";
 import type { NewSessionEvent, StoredTurn, TranscriptStore } from "../types.ts";
 import type { SqlRow, SqlValue } from "./database.ts";
 import type { StoreContext } from "./context.ts";
@@ -89,6 +89,7 @@ function turnOf(row: SqlRow, toolCalls: ToolCallRecord[]): StoredTurn {
     mode: row.mode as TurnRecord["mode"],
     assistantText: String(row.assistant_text),
     assistantThinking: String(row.assistant_thinking),
+    assistantThinkingBlocks: fromJson<ThinkingRecord[]>(row.assistant_thinking_blocks),
     toolCalls,
     usage: usageOf(row),
     stopReason: row.stop_reason as TurnRecord["stopReason"],
@@ -114,6 +115,7 @@ const TURN_FIELDS = [
   ["mode", "text"],
   ["assistant_text", "text"],
   ["assistant_thinking", "text"],
+  ["assistant_thinking_blocks", "text"],
   ["input_tokens", "bigint"],
   ["output_tokens", "bigint"],
   ["cache_read_tokens", "bigint"],
@@ -138,6 +140,7 @@ function turnValues(record: TurnRecord, at: number): { totals: SqlValue[]; turn:
       record.mode,
       record.assistantText,
       record.assistantThinking,
+      toJson(record.assistantThinkingBlocks),
       usage.inputTokens,
       usage.outputTokens,
       usage.cacheReadTokens,

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { ToolCallRecord } from "../../../src/agent/index.ts";
 import { RozError } from "../../../src/errors/index.ts";
-import type { Tenant } from "../../../src/store/index.ts";
+import { migrations, openStore, type Tenant } from "../../../src/store/index.ts";
 import type { SuiteContext } from "../conformance.ts";
-import { sumUsage, turnFor, usageFor } from "../fixtures.ts";
+import { sumUsage, thinkingBlocksFor, turnFor, usageFor } from "../fixtures.ts";
 
 export function transcriptSuite(ctx: SuiteContext): void {
   const newSession = async (tenant: Tenant) =>
@@ -22,6 +22,42 @@ export function transcriptSuite(ctx: SuiteContext): void {
       expect("data" in image && image.data).toBeInstanceOf(Uint8Array);
       expect(await ctx.store().listTurns(tenant.id, session.id, { afterSeq: 2, limit: 3 })).toEqual(turns!.slice(2, 5));
       expect(await ctx.store().listTurns(tenant.id, session.id, { afterSeq: 6 })).toEqual([]);
+    });
+
+    it("keeps every model call's thinking with its signature, in order; a turn without thinking has none", async () => {
+      const tenant = await ctx.tenant();
+      const session = await newSession(tenant);
+      // Signatures are opaque provider data: long, base64 or packed JSON, and must come back byte for byte.
+      const packed = `anthropic-blocks/1:${JSON.stringify([{ type: "thinking", thinking: "a \"quoted\" step", signature: "Eq==" }, { type: "redacted_thinking", data: "c2VjcmV0" }])}`;
+      const blocks = [
+        { text: "Read the file first.", signature: "EqQBCgIYAhIM+/=".repeat(200), toolUse: true },
+        { text: "Now grep — ünïcode 🙂 and\nnew lines.", signature: packed, toolUse: true },
+        { text: "Answer from the results.", signature: "ErUBCkYIBRgC", toolUse: false },
+        { text: "unsigned (another provider)", toolUse: false },
+      ];
+      const record = turnFor(4, { assistantThinking: blocks.map((b) => b.text).join("\n\n"), assistantThinkingBlocks: blocks });
+      await ctx.store().appendTurn(tenant.id, session.id, record);
+      await ctx.store().appendTurn(tenant.id, session.id, turnFor(5, { assistantThinking: "", assistantThinkingBlocks: [] }));
+      const turns = await ctx.store().listTurns(tenant.id, session.id);
+      expect(turns?.[0]?.assistantThinkingBlocks).toEqual(blocks);
+      expect(turns?.[0]?.assistantThinkingBlocks[3]).not.toHaveProperty("signature");
+      expect(turns?.[1]?.assistantThinkingBlocks).toEqual([]);
+    });
+
+    it("a database from before per-call thinking gains it when migrated", async () => {
+      const settings = await ctx.harness.newDatabase();
+      const first = await openStore(settings, { migrations: migrations.filter((m) => m.name !== "thinking_blocks") });
+      const tenant = await first.ensureTenant("before-thinking-blocks");
+      const session = await first.createSession(tenant.id, { environmentId: "env", model: "scripted/default" });
+      await first.close();
+      const migrated = await openStore(settings);
+      try {
+        const record = turnFor(3);
+        expect(await migrated.appendTurn(tenant.id, session.id, record)).toBe(1);
+        expect((await migrated.listTurns(tenant.id, session.id))?.[0]?.assistantThinkingBlocks).toEqual(thinkingBlocksFor(3));
+      } finally {
+        await migrated.close();
+      }
     });
 
     it("session totals are the sums over its turns", async () => {
