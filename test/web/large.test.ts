@@ -29,6 +29,7 @@ beforeAll(async () => {
       mode: "react",
       assistantText: `answer ${n}`,
       assistantThinking: "",
+      assistantThinkingBlocks: [],
       toolCalls: [],
       usage: { inputTokens: 10, outputTokens: 2, cacheReadTokens: 5, cacheCreationTokens: 0 },
       stopReason: "end_turn",
