@@ -1,68 +1,6 @@
-import { create, toJson, type JsonValue } from "@bufbuild/protobuf";
-import { buildUserMessage, type ContextBlock } from "../src/agent/index.ts";
-import { ConversationMessageSchema } from "../src/gen/roz/v1/agent_pb.js";
-import { missingResultText, type ModelMessage, type ModelPart } from "../src/models/index.ts";
+import type { ContextBlock } from "../src/agent/index.ts";
 import type { StoredTurn } from "../src/store/index.ts";
 import { iso, usageJson } from "./schemas.ts";
-
-/**
- * A stored transcript as a conversation a client can paste into `StartSession.history`.
- * Per turn: the user message (as the agent built it), then — when tools ran — an assistant
- * message with the tool calls and a user message with their results (an error result for a
- * call that got none), then the assistant's text. The record keeps the text of all model
- * calls of a turn together, so it comes after the tool results; thinking goes with the
- * first assistant message. Adjacent messages of one role are merged (a turn without any
- * answer would otherwise leave two user messages in a row).
- */
-export function conversationOf(turns: readonly StoredTurn[]): ModelMessage[] {
-  const messages: ModelMessage[] = [];
-  const push = (message: ModelMessage): void => {
-    const last = messages.at(-1);
-    if (last?.role === message.role) last.parts.push(...message.parts);
-    else messages.push({ role: message.role, parts: [...message.parts] });
-  };
-  for (const turn of turns) {
-    push(buildUserMessage(turn.userContent, turn.userContext, true));
-    const thinking: ModelPart[] = turn.assistantThinking !== "" ? [{ type: "thinking", thinking: turn.assistantThinking }] : [];
-    if (turn.toolCalls.length > 0) {
-      push({ role: "assistant", parts: [...thinking, ...turn.toolCalls.map((c): ModelPart => ({ type: "tool_use", id: c.id, name: c.name, input: c.parameters }))] });
-      push({
-        role: "user",
-        parts: turn.toolCalls.map((c): ModelPart => ({
-          type: "tool_result",
-          toolUseId: c.id,
-          name: c.name,
-          content: c.outcome?.result ?? c.error ?? missingResultText,
-          isError: c.outcome ? !c.outcome.success : true,
-        })),
-      });
-      if (turn.assistantText !== "") push({ role: "assistant", parts: [{ type: "text", text: turn.assistantText }] });
-    } else if (turn.assistantText !== "") {
-      push({ role: "assistant", parts: [...thinking, { type: "text", text: turn.assistantText }] });
-    }
-  }
-  return messages;
-}
-
-const partInit = (p: ModelPart) => {
-  switch (p.type) {
-    case "text":
-      return { part: { case: "text" as const, value: { text: p.text } } };
-    case "thinking":
-      return { part: { case: "thinking" as const, value: { thinking: p.thinking, signature: p.signature ?? "" } } };
-    case "tool_use":
-      return { part: { case: "toolUse" as const, value: { id: p.id, name: p.name, input: p.input } } };
-    case "tool_result":
-      return { part: { case: "toolResult" as const, value: { toolUseId: p.toolUseId, name: p.name, content: p.content, isError: p.isError } } };
-    case "image":
-      return { part: { case: "image" as const, value: { mediaType: p.mediaType, data: p.data } } };
-  }
-};
-
-/** Messages in protobuf JSON (`{"role":"user","parts":[{"text":{"text":"…"}}]}`). */
-export function conversationJson(messages: readonly ModelMessage[]): JsonValue[] {
-  return messages.map((m) => toJson(ConversationMessageSchema, create(ConversationMessageSchema, { role: m.role, parts: m.parts.map(partInit) })));
-}
 
 const contextJson = (b: ContextBlock) =>
   "text" in b

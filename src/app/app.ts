@@ -201,21 +201,27 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       ),
     ],
   });
-  await app.register(versionRoutes, {
-    version: SERVER_VERSION,
-    info: () => ({
-      api: "roz.v1",
-      protocols: ["grpc", "grpc-web", "connect", "rest"],
-      defaultModel: models.defaultModel,
-      providers: models.providers().map((p: { name: string }) => p.name),
-      store: store.kind,
-      bus: "memory",
-    }),
-  });
   await app.register(openapiRoutes);
-  await app.register(environmentRoutes, { store, models });
-  await app.register(sessionRoutes, { store, registry });
-  await app.register(keyRoutes, { store, onKeyCreated: () => authenticator.keysChanged() });
+  // The versioned REST API: every route below is under /v1.
+  await app.register(
+    async (v1) => {
+      await v1.register(versionRoutes, {
+        version: SERVER_VERSION,
+        info: () => ({
+          api: "roz.v1",
+          protocols: ["grpc", "grpc-web", "connect", "rest"],
+          defaultModel: models.defaultModel,
+          providers: models.providers().map((p: { name: string }) => p.name),
+          store: store.kind,
+          bus: "memory",
+        }),
+      });
+      await v1.register(environmentRoutes, { store, models });
+      await v1.register(sessionRoutes, { store, registry });
+      await v1.register(keyRoutes, { store, onKeyCreated: () => authenticator.keysChanged() });
+    },
+    { prefix: "/v1" },
+  );
   await app.register(metricsRoutes, { registry: metrics.registry });
 
   // Applies the event-log retention; the store starts no timers of its own.
