@@ -160,7 +160,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     origin: config.corsOrigins.length === 0 ? false : config.corsOrigins,
     methods: [...connectCors.allowedMethods, "PUT", "PATCH", "DELETE"],
     allowedHeaders: [...connectCors.allowedHeaders, "Authorization", "X-Request-Id"],
-    exposedHeaders: [...connectCors.exposedHeaders, "X-Request-Id", "Retry-After"],
+    // Roz-Error-Reason: an RPC error's reason, also for a page (Connect unary sends it as a header).
+    exposedHeaders: [...connectCors.exposedHeaders, "X-Request-Id", "Retry-After", "Roz-Error-Reason"],
     maxAge: 7200,
   });
   await app.register(swagger, {

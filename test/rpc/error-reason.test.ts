@@ -13,10 +13,12 @@ import { createGrpcJsClient, req, type RozGrpcJsClient } from "../support/grpc-j
 import { startServer, type TestServer } from "../support/server.ts";
 import { openConnectSession } from "../server/connect-session.ts";
 
+const ORIGIN = "http://console.example";
+
 let server: TestServer;
 let client: RozGrpcJsClient;
 beforeAll(async () => {
-  server = await startServer({ ROZ_KEEPALIVE_INTERVAL_MS: "3600000" });
+  server = await startServer({ ROZ_KEEPALIVE_INTERVAL_MS: "3600000", ROZ_CORS_ORIGINS: ORIGIN });
   client = createGrpcJsClient(server.url);
 });
 afterAll(async () => {
@@ -125,3 +127,26 @@ describe.each(unaryTransports)("connect-node over %s sees the reason", (_name, t
     });
   });
 });
+
+describe("a browser page", () => {
+  it("may read the roz-error-reason header: CORS exposes it (Connect unary calls send it as a header)", async () => {
+    const response = await fetch(`${server.url}/roz.v1.AgentService/WatchTeam`, {
+      method: "POST",
+      headers: { origin: ORIGIN, "content-type": "application/connect+json", "connect-protocol-version": "1" },
+      // One enveloped JSON message: a server-streaming call over the Connect protocol.
+      body: envelope(JSON.stringify({ taskId: "not-a-uuid" })),
+    });
+    await response.arrayBuffer();
+    const exposed = (response.headers.get("access-control-expose-headers") ?? "").toLowerCase().split(/\s*,\s*/);
+    expect(exposed).toContain("roz-error-reason");
+  });
+});
+
+/** A Connect streaming envelope: flags 0, big-endian length, the message. */
+function envelope(json: string): Uint8Array {
+  const body = new TextEncoder().encode(json);
+  const frame = new Uint8Array(5 + body.length);
+  new DataView(frame.buffer).setUint32(1, body.length);
+  frame.set(body, 5);
+  return frame;
+}
