@@ -143,9 +143,9 @@ describe("a browser page", () => {
 });
 
 /** A Connect streaming envelope: flags 0, big-endian length, the message. */
-function envelope(json: string): Uint8Array {
+function envelope(json: string): Uint8Array<ArrayBuffer> {
   const body = new TextEncoder().encode(json);
-  const frame = new Uint8Array(5 + body.length);
+  const frame = new Uint8Array(new ArrayBuffer(5 + body.length));
   new DataView(frame.buffer).setUint32(1, body.length);
   frame.set(body, 5);
   return frame;
