@@ -12,7 +12,8 @@
  * `src/store` and `src/bus` are the bottom; `src/teams` keeps its task records in the store.
  * Leaves below everything: `src/domain` (records shared by several layers: a turn, a
  * permission rule, token usage) and `src/errors`. Code generated from proto/ (`src/gen`)
- * is for routes/, src/rpc and src/app only: no protobuf type below src/rpc.
+ * is for src/rpc and src/app only: no protobuf type below src/rpc, and routes/ leave protobuf
+ * JSON to src/rpc.
  * Not drawn in DESIGN.md: `src/auth` (API keys; used by app, routes and the CLI, it uses the
  * session's principal and the store), `src/cli` and `src/main.ts` (entry points, app tier).
  * `web/` is a separate client: only its own modules and the generated code.
@@ -51,8 +52,8 @@ module.exports = {
     { from: { path: "^web/" }, to: { path: "^(web|src/gen)/" } },
     // entry point
     { from: { path: "^src/main\\.ts$" }, to: { path: srcPath(["app", "cli", ...leaves]) } },
-    // routes/: the app tier
-    { from: { path: "^routes/" }, to: { path: srcPath([...appTier, ...leaves]) } },
+    // routes/: the app tier, except generated code: protobuf encoding is src/rpc's work
+    { from: { path: "^routes/" }, to: { path: srcPath([...appTier.filter((l) => l !== "gen"), ...leaves]) } },
     ...Object.entries(layers).map(([layer, may]) => ({
       from: { path: `^src/${layer}/` },
       to: { path: may.includes("ROUTES") ? `^routes/|${srcPath([...may.filter((l) => l !== "ROUTES"), ...leaves])}` : srcPath([...may, ...leaves]) },

@@ -1,8 +1,8 @@
-import type { FastifyPluginAsync } from "fastify";
+import type { FromSchema } from "json-schema-to-ts";
 import { compileGlob, type PermissionRule } from "../src/agent/index.ts";
 import { principalOf } from "../src/auth/index.ts";
 import { RozError } from "../src/errors/index.ts";
-import type { JsonObject, ModelCatalog } from "../src/models/index.ts";
+import type { ModelCatalog } from "../src/models/index.ts";
 import type { Environment, EnvironmentPatch, NewEnvironment, Store } from "../src/store/index.ts";
 import {
   errorResponses,
@@ -12,6 +12,7 @@ import {
   pageRequestOf,
   pageSchema,
   permissionRuleSchema,
+  type RoutePlugin,
   timeSchema,
   toPage,
 } from "./schemas.ts";
@@ -21,22 +22,7 @@ export interface EnvironmentRoutesOptions {
   models: Pick<ModelCatalog, "resolve">;
 }
 
-interface RuleJson {
-  tool_pattern: string;
-  policy: PermissionRule["policy"];
-  category?: string;
-  reason?: string;
-}
-
-interface EnvironmentBody {
-  name?: string;
-  kind?: string;
-  default_model?: string | null;
-  system_instructions?: string | null;
-  permissions?: RuleJson[];
-  tool_defaults?: JsonObject;
-  is_default?: boolean;
-}
+type RuleJson = FromSchema<typeof permissionRuleSchema>;
 
 const fields = {
   name: { type: "string", minLength: 1, maxLength: 128, pattern: "^\\S(.*\\S)?$", description: "unique per tenant" },
@@ -73,7 +59,7 @@ const environmentSchema = {
   required: ["id", "name", "kind", "permissions", "tool_defaults", "is_default", "created_at", "updated_at"],
 } as const;
 
-const ruleJson = (r: PermissionRule): RuleJson => ({
+const ruleJson = (r: PermissionRule) => ({
   tool_pattern: r.toolPattern,
   policy: r.policy,
   ...(r.category !== undefined ? { category: r.category } : {}),
@@ -122,16 +108,16 @@ function checkModel(models: EnvironmentRoutesOptions["models"], name: string | n
 
 const notFound = (id: string) => new RozError("not_found", `environment "${id}" not found`);
 
-/** `/v1/environments` CRUD, scoped to the caller's tenant (scope `environments`). */
-export const environmentRoutes: FastifyPluginAsync<EnvironmentRoutesOptions> = async (app, { store, models }) => {
+/** `/environments` CRUD (under `/v1`), scoped to the caller's tenant (scope `environments`). */
+export const environmentRoutes: RoutePlugin<EnvironmentRoutesOptions> = async (app, { store, models }) => {
   const config = { scope: "environments" } as const;
   const tags = ["environments"];
 
   app.post(
-    "/v1/environments",
+    "/environments",
     { config, schema: { summary: "Create an environment", tags, body: createBody, response: { 201: environmentSchema, ...errorResponses(409, 413, 415, 422) } } },
     async (request, reply) => {
-      const body = request.body as EnvironmentBody & { name: string };
+      const body = request.body;
       checkModel(models, body.default_model);
       const input: NewEnvironment = {
         name: body.name,
@@ -148,7 +134,7 @@ export const environmentRoutes: FastifyPluginAsync<EnvironmentRoutesOptions> = a
   );
 
   app.get(
-    "/v1/environments",
+    "/environments",
     { config, schema: { summary: "List environments, newest first", tags, querystring: pageQuery, response: { 200: pageSchema(environmentSchema), ...errorResponses() } } },
     async (request) => {
       const page = await store.listEnvironments(principalOf(request).tenantId, pageRequestOf(request.query));
@@ -157,10 +143,10 @@ export const environmentRoutes: FastifyPluginAsync<EnvironmentRoutesOptions> = a
   );
 
   app.get(
-    "/v1/environments/:id",
+    "/environments/:id",
     { config, schema: { summary: "Get an environment", tags, params: idParams, response: { 200: environmentSchema, ...errorResponses(404) } } },
     async (request) => {
-      const { id } = request.params as { id: string };
+      const { id } = request.params;
       const env = await store.getEnvironment(principalOf(request).tenantId, id);
       if (!env) throw notFound(id);
       return environmentJson(env);
@@ -168,14 +154,14 @@ export const environmentRoutes: FastifyPluginAsync<EnvironmentRoutesOptions> = a
   );
 
   app.patch(
-    "/v1/environments/:id",
+    "/environments/:id",
     {
       config,
       schema: { summary: "Change an environment", tags, params: idParams, body: patchBody, response: { 200: environmentSchema, ...errorResponses(404, 409, 413, 415, 422) } },
     },
     async (request) => {
-      const { id } = request.params as { id: string };
-      const body = request.body as EnvironmentBody;
+      const { id } = request.params;
+      const body = request.body;
       checkModel(models, body.default_model);
       const patch: EnvironmentPatch = {
         ...(body.name !== undefined ? { name: body.name } : {}),
@@ -193,7 +179,7 @@ export const environmentRoutes: FastifyPluginAsync<EnvironmentRoutesOptions> = a
   );
 
   app.delete(
-    "/v1/environments/:id",
+    "/environments/:id",
     {
       config,
       schema: {
@@ -204,9 +190,9 @@ export const environmentRoutes: FastifyPluginAsync<EnvironmentRoutesOptions> = a
       },
     },
     async (request, reply) => {
-      const { id } = request.params as { id: string };
+      const { id } = request.params;
       if (!(await store.deleteEnvironment(principalOf(request).tenantId, id))) throw notFound(id);
-      return reply.status(204).send();
+      return reply.status(204).send(null);
     },
   );
 };

@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync } from "fastify";
+import type { RoutePlugin } from "./schemas.ts";
 
 export interface HealthOptions {
   /** Throws or resolves with a list of failed dependencies (empty = ready). */
@@ -12,7 +12,7 @@ const checkSchema = {
 } as const;
 
 /** `GET /healthz` (the process answers) and `GET /readyz` (its dependencies answer). */
-export const healthRoutes: FastifyPluginAsync<HealthOptions> = async (app, opts) => {
+export const healthRoutes: RoutePlugin<HealthOptions> = async (app, opts) => {
   app.get(
     "/healthz",
     {

@@ -1,8 +1,7 @@
-import type { FastifyPluginAsync } from "fastify";
 import { grantableScopes, issueKey, type IssuedKey, principalOf, requireScopesHeld, rotateIssuedKey, SCOPES } from "../src/auth/index.ts";
 import { RozError } from "../src/errors/index.ts";
 import type { ApiKey, Store } from "../src/store/index.ts";
-import { errorResponses, idParams, iso, pageQuery, pageRequestOf, pageSchema, timeSchema, toPage } from "./schemas.ts";
+import { errorResponses, idParams, iso, pageQuery, pageRequestOf, pageSchema, type RoutePlugin, timeSchema, toPage } from "./schemas.ts";
 
 export interface KeyRoutesOptions {
   store: Pick<Store, "createKey" | "getKey" | "listKeys" | "revokeKey" | "rotateKey">;
@@ -63,17 +62,17 @@ const issuedJson = (issued: IssuedKey) => ({ ...keyJson(issued.key), key: issued
 
 const notFound = (id: string) => new RozError("not_found", `API key "${id}" not found`);
 
-/** `/v1/auth/keys`: create (secret shown once), list, get, revoke, rotate; scope `keys`. */
-export const keyRoutes: FastifyPluginAsync<KeyRoutesOptions> = async (app, { store, onKeyCreated }) => {
+/** `/auth/keys` (under `/v1`): create (secret shown once), list, get, revoke, rotate; scope `keys`. */
+export const keyRoutes: RoutePlugin<KeyRoutesOptions> = async (app, { store, onKeyCreated }) => {
   const config = { scope: "keys" } as const;
   const tags = ["keys"];
 
   app.post(
-    "/v1/auth/keys",
+    "/auth/keys",
     { config, schema: { summary: "Create an API key (the secret is in this answer only)", tags, body: createBody, response: { 201: issuedSchema, ...errorResponses(413, 415) } } },
     async (request, reply) => {
       const principal = principalOf(request);
-      const body = request.body as { name?: string; scopes?: string[]; expires_at?: string };
+      const body = request.body;
       // Without a list the new key gets the caller's scopes (`admin` alone stands for all).
       const scopes = grantableScopes(principal, body.scopes ?? (principal.scopes.includes("admin") ? ["admin"] : principal.scopes));
       const expiresAt = body.expires_at === undefined ? undefined : Date.parse(body.expires_at);
@@ -92,7 +91,7 @@ export const keyRoutes: FastifyPluginAsync<KeyRoutesOptions> = async (app, { sto
   );
 
   app.get(
-    "/v1/auth/keys",
+    "/auth/keys",
     { config, schema: { summary: "List API keys (revoked ones included), newest first", tags, querystring: pageQuery, response: { 200: pageSchema(keySchema), ...errorResponses() } } },
     async (request) => {
       return toPage(await store.listKeys(principalOf(request).tenantId, pageRequestOf(request.query)), keyJson);
@@ -100,10 +99,10 @@ export const keyRoutes: FastifyPluginAsync<KeyRoutesOptions> = async (app, { sto
   );
 
   app.get(
-    "/v1/auth/keys/:id",
+    "/auth/keys/:id",
     { config, schema: { summary: "Get an API key", tags, params: idParams, response: { 200: keySchema, ...errorResponses(404) } } },
     async (request) => {
-      const { id } = request.params as { id: string };
+      const { id } = request.params;
       const key = await store.getKey(principalOf(request).tenantId, id);
       if (!key) throw notFound(id);
       return keyJson(key);
@@ -122,22 +121,22 @@ export const keyRoutes: FastifyPluginAsync<KeyRoutesOptions> = async (app, { sto
   };
 
   app.delete(
-    "/v1/auth/keys/:id",
+    "/auth/keys/:id",
     { config, schema: { summary: "Revoke an API key (idempotent)", tags, params: idParams, response: { 204: { type: "null", description: "revoked" }, ...errorResponses(404) } } },
     async (request, reply) => {
-      await revoke(principalOf(request), (request.params as { id: string }).id);
-      return reply.status(204).send();
+      await revoke(principalOf(request), request.params.id);
+      return reply.status(204).send(null);
     },
   );
 
   app.post(
-    "/v1/auth/keys/:id/revoke",
+    "/auth/keys/:id/revoke",
     { config, schema: { summary: "Revoke an API key (idempotent)", tags, params: idParams, response: { 200: keySchema, ...errorResponses(404) } } },
-    async (request) => keyJson(await revoke(principalOf(request), (request.params as { id: string }).id)),
+    async (request) => keyJson(await revoke(principalOf(request), request.params.id)),
   );
 
   app.post(
-    "/v1/auth/keys/:id/rotate",
+    "/auth/keys/:id/rotate",
     {
       config,
       schema: {
@@ -149,7 +148,7 @@ export const keyRoutes: FastifyPluginAsync<KeyRoutesOptions> = async (app, { sto
     },
     async (request, reply) => {
       const principal = principalOf(request);
-      const { id } = request.params as { id: string };
+      const { id } = request.params;
       const old = await store.getKey(principal.tenantId, id);
       if (!old) throw notFound(id);
       if (old.revokedAt !== undefined) throw new RozError("conflict", `API key "${id}" is revoked and cannot be rotated`);

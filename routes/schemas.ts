@@ -2,6 +2,35 @@
  * JSON schemas shared by the REST routes, and the helpers that shape their answers. Every
  * field name on the wire is snake_case; times are RFC 3339 strings.
  */
+import type { FastifyPluginAsyncJsonSchemaToTs } from "@fastify/type-provider-json-schema-to-ts";
+import type { JsonObject, JsonValue } from "../src/domain/index.ts";
+
+/** How request schemas become types: a free-form object (`additionalProperties: true`) is JSON. */
+interface RequestTypes {
+  deserialize: [{ pattern: { type: "object"; additionalProperties: true }; output: JsonObject }];
+}
+
+/**
+ * How reply schemas become types. Replies hold what the store holds, whose types are
+ * wider than what the request schemas let in: a stored enum value (a rule's category, a
+ * key's scopes) is a string, a free-form object any JSON.
+ */
+interface ReplyTypes {
+  deserialize: [
+    { pattern: { type: "object"; additionalProperties: true }; output: JsonValue },
+    { pattern: { type: "string"; enum: readonly string[] }; output: string },
+  ];
+}
+
+/**
+ * A REST route plugin whose params, query, body and replies are typed from their JSON
+ * schemas (json-schema-to-ts), so that a route's types are written once, as its schema.
+ */
+export type RoutePlugin<Options extends object = Record<never, never>> = FastifyPluginAsyncJsonSchemaToTs<{
+  Options: Options;
+  ValidatorSchemaOptions: RequestTypes;
+  SerializerSchemaOptions: ReplyTypes;
+}>;
 
 /** `{"error":{"code","message","details?"}}`: the body of every REST error. */
 export const errorSchema = {
@@ -56,8 +85,7 @@ export function pageSchema<T extends object>(item: T) {
 }
 
 /** The store's page request from a query validated by `pageQuery` (which defaults `limit`). */
-export function pageRequestOf(query: unknown): { limit: number; cursor?: string } {
-  const { limit, cursor } = query as { limit: number; cursor?: string };
+export function pageRequestOf({ limit, cursor }: { limit: number; cursor?: string | undefined }): { limit: number; cursor?: string } {
   return { limit, ...(cursor !== undefined ? { cursor } : {}) };
 }
 

@@ -1,10 +1,10 @@
-import type { FastifyPluginAsync } from "fastify";
 import { principalOf } from "../src/auth/index.ts";
 import { RozError } from "../src/errors/index.ts";
+import { conversationJson } from "../src/rpc/index.ts";
 import type { SessionRegistry } from "../src/session/index.ts";
 import type { Session, SessionStatus, Store } from "../src/store/index.ts";
-import { errorResponses, idParams, iso, pageQueryProperties, pageRequestOf, pageSchema, timeSchema, toPage, usageJson, usageSchema } from "./schemas.ts";
-import { conversationJson, conversationOf, turnJson } from "./transcript.ts";
+import { errorResponses, idParams, iso, pageQueryProperties, pageRequestOf, pageSchema, type RoutePlugin, timeSchema, toPage, usageJson, usageSchema } from "./schemas.ts";
+import { turnJson } from "./transcript.ts";
 
 export interface SessionRoutesOptions {
   store: Pick<Store, "getSession" | "listSessions" | "listTurns" | "updateSessionStatus">;
@@ -44,7 +44,6 @@ const listQuery = {
 } as const;
 
 const formats = ["both", "conversation", "turns"] as const;
-type Format = (typeof formats)[number];
 
 const messagesQuery = {
   type: "object",
@@ -90,19 +89,19 @@ const sessionJson = (s: Session) => ({
 const notFound = (id: string) => new RozError("not_found", `session "${id}" not found`);
 
 /**
- * `/v1/sessions`: list, get, transcript, and DELETE — which ends a live session (status
+ * `/sessions` (under `/v1`): list, get, transcript, and DELETE — which ends a live session (status
  * `cancelled`) but keeps its stored transcript, usage and events: sessions are an audit
  * record, and there is no store operation that erases them.
  */
-export const sessionRoutes: FastifyPluginAsync<SessionRoutesOptions> = async (app, { store, registry }) => {
+export const sessionRoutes: RoutePlugin<SessionRoutesOptions> = async (app, { store, registry }) => {
   const config = { scope: "sessions" } as const;
   const tags = ["sessions"];
 
   app.get(
-    "/v1/sessions",
+    "/sessions",
     { config, schema: { summary: "List sessions, newest first", tags, querystring: listQuery, response: { 200: pageSchema(sessionSchema), ...errorResponses() } } },
     async (request) => {
-      const q = request.query as { status?: SessionStatus; environment_id?: string };
+      const q = request.query;
       const page = await store.listSessions(principalOf(request).tenantId, {
         ...pageRequestOf(request.query),
         ...(q.status !== undefined ? { status: q.status } : {}),
@@ -113,10 +112,10 @@ export const sessionRoutes: FastifyPluginAsync<SessionRoutesOptions> = async (ap
   );
 
   app.get(
-    "/v1/sessions/:id",
+    "/sessions/:id",
     { config, schema: { summary: "Get a session with its usage", tags, params: idParams, response: { 200: sessionSchema, ...errorResponses(404) } } },
     async (request) => {
-      const { id } = request.params as { id: string };
+      const { id } = request.params;
       const session = await store.getSession(principalOf(request).tenantId, id);
       if (!session) throw notFound(id);
       return sessionJson(session);
@@ -124,7 +123,7 @@ export const sessionRoutes: FastifyPluginAsync<SessionRoutesOptions> = async (ap
   );
 
   app.get(
-    "/v1/sessions/:id/messages",
+    "/sessions/:id/messages",
     {
       config,
       schema: {
@@ -136,20 +135,20 @@ export const sessionRoutes: FastifyPluginAsync<SessionRoutesOptions> = async (ap
       },
     },
     async (request) => {
-      const { id } = request.params as { id: string };
-      const { format } = request.query as { format: Format };
+      const { id } = request.params;
+      const { format } = request.query;
       const turns = await store.listTurns(principalOf(request).tenantId, id);
       if (!turns) throw notFound(id);
       return {
         session_id: id,
-        ...(format !== "turns" ? { messages: conversationJson(conversationOf(turns)) } : {}),
+        ...(format !== "turns" ? { messages: conversationJson(turns) } : {}),
         ...(format !== "conversation" ? { turns: turns.map(turnJson) } : {}),
       };
     },
   );
 
   app.delete(
-    "/v1/sessions/:id",
+    "/sessions/:id",
     {
       config,
       schema: {
@@ -160,14 +159,14 @@ export const sessionRoutes: FastifyPluginAsync<SessionRoutesOptions> = async (ap
       },
     },
     async (request, reply) => {
-      const { id } = request.params as { id: string };
+      const { id } = request.params;
       const tenantId = principalOf(request).tenantId;
       if (!(await store.getSession(tenantId, id))) throw notFound(id);
       const live = registry.get(tenantId, id);
       if (live) await registry.end(live, "cancelled", "session deleted through the REST API");
       // Also for a session the store still thinks is running but this process does not hold.
       await store.updateSessionStatus(tenantId, id, { status: "cancelled", from: ["active", "detached"] });
-      return reply.status(204).send();
+      return reply.status(204).send(null);
     },
   );
 };

@@ -1,9 +1,20 @@
-import type { FastifyPluginAsync } from "fastify";
 import type { Teams, TaskView } from "../src/app/team-wiring.ts";
 import { principalOf } from "../src/auth/index.ts";
 import { RozError } from "../src/errors/index.ts";
 import type { Task, TaskStatus, Worker } from "../src/store/index.ts";
-import { errorResponses, idParams, iso, pageQueryProperties, pageRequestOf, pageSchema, timeSchema, toPage, usageJson, usageSchema } from "./schemas.ts";
+import {
+  errorResponses,
+  idParams,
+  iso,
+  pageQueryProperties,
+  pageRequestOf,
+  pageSchema,
+  type RoutePlugin,
+  timeSchema,
+  toPage,
+  usageJson,
+  usageSchema,
+} from "./schemas.ts";
 
 export interface TaskRoutesOptions {
   teams: Pick<Teams, "createTask" | "getTask" | "listTasks" | "cancelTask">;
@@ -121,13 +132,13 @@ const viewJson = (v: TaskView) => ({ ...taskJson(v.task), workers: v.workers.map
 
 const notFound = (id: string) => new RozError("not_found", `task "${id}" not found`);
 
-/** `/v1/tasks`: multi-agent tasks (create, list, get with workers, cancel); scope `tasks`. */
-export const taskRoutes: FastifyPluginAsync<TaskRoutesOptions> = async (app, { teams }) => {
+/** `/tasks` (under `/v1`): multi-agent tasks (create, list, get with workers, cancel); scope `tasks`. */
+export const taskRoutes: RoutePlugin<TaskRoutesOptions> = async (app, { teams }) => {
   const config = { scope: "tasks" } as const;
   const tags = ["tasks"];
 
   app.post(
-    "/v1/tasks",
+    "/tasks",
     {
       config,
       schema: {
@@ -138,13 +149,7 @@ export const taskRoutes: FastifyPluginAsync<TaskRoutesOptions> = async (app, { t
       },
     },
     async (request, reply) => {
-      const b = request.body as {
-        prompt: string;
-        environment_id?: string;
-        model?: string;
-        session_id?: string;
-        workers?: { prompt: string; mode?: (typeof modes)[number]; model?: string }[];
-      };
+      const b = request.body;
       const view = await teams.createTask(principalOf(request).tenantId, {
         prompt: b.prompt,
         ...(b.environment_id !== undefined ? { environmentId: b.environment_id } : {}),
@@ -157,20 +162,20 @@ export const taskRoutes: FastifyPluginAsync<TaskRoutesOptions> = async (app, { t
   );
 
   app.get(
-    "/v1/tasks",
+    "/tasks",
     { config, schema: { summary: "List tasks, newest first", tags, querystring: listQuery, response: { 200: pageSchema(taskSchema), ...errorResponses() } } },
     async (request) => {
-      const q = request.query as { status?: TaskStatus };
-      const page = await teams.listTasks(principalOf(request).tenantId, { ...pageRequestOf(request.query), ...(q.status !== undefined ? { status: q.status } : {}) });
+      const { status } = request.query;
+      const page = await teams.listTasks(principalOf(request).tenantId, { ...pageRequestOf(request.query), ...(status !== undefined ? { status } : {}) });
       return toPage(page, taskJson);
     },
   );
 
   app.get(
-    "/v1/tasks/:id",
+    "/tasks/:id",
     { config, schema: { summary: "A task with its workers, results and usage", tags, params: idParams, response: { 200: taskWithWorkersSchema, ...errorResponses(404) } } },
     async (request) => {
-      const { id } = request.params as { id: string };
+      const { id } = request.params;
       const view = await teams.getTask(principalOf(request).tenantId, id);
       if (!view) throw notFound(id);
       return viewJson(view);
@@ -178,7 +183,7 @@ export const taskRoutes: FastifyPluginAsync<TaskRoutesOptions> = async (app, { t
   );
 
   app.delete(
-    "/v1/tasks/:id",
+    "/tasks/:id",
     {
       config,
       schema: {
@@ -190,8 +195,8 @@ export const taskRoutes: FastifyPluginAsync<TaskRoutesOptions> = async (app, { t
       },
     },
     async (request) => {
-      const { id } = request.params as { id: string };
-      const { reason } = request.query as { reason: "cancelled" | "e_stop" };
+      const { id } = request.params;
+      const { reason } = request.query;
       const view = await teams.cancelTask(principalOf(request).tenantId, id, reason);
       if (!view) throw notFound(id);
       return viewJson(view);

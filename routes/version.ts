@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync } from "fastify";
+import type { RoutePlugin } from "./schemas.ts";
 
 export interface VersionOptions {
   version: string;
@@ -6,10 +6,10 @@ export interface VersionOptions {
   info: () => { api: string; protocols: string[]; defaultModel: string; providers: string[]; store: string; bus: string };
 }
 
-/** `GET /v1/version`: the server version and what it serves. */
-export const versionRoutes: FastifyPluginAsync<VersionOptions> = async (app, opts) => {
+/** `GET /version` (under `/v1`): the server version and what it serves. */
+export const versionRoutes: RoutePlugin<VersionOptions> = async (app, opts) => {
   app.get(
-    "/v1/version",
+    "/version",
     {
       schema: {
         summary: "Server version and capabilities",

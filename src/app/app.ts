@@ -216,7 +216,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     origin: config.corsOrigins.length === 0 ? false : config.corsOrigins,
     methods: [...connectCors.allowedMethods, "PUT", "PATCH", "DELETE"],
     allowedHeaders: [...connectCors.allowedHeaders, "Authorization", "X-Request-Id"],
-    exposedHeaders: [...connectCors.exposedHeaders, "X-Request-Id", "Retry-After"],
+    // Roz-Error-Reason: an RPC error's reason, also for a page (Connect unary sends it as a header).
+    exposedHeaders: [...connectCors.exposedHeaders, "X-Request-Id", "Retry-After", "Roz-Error-Reason"],
     maxAge: 7200,
   });
   await app.register(swagger, {
@@ -282,22 +283,28 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       ),
     ],
   });
-  await app.register(versionRoutes, {
-    version: SERVER_VERSION,
-    info: () => ({
-      api: "roz.v1",
-      protocols: ["grpc", "grpc-web", "connect", "rest"],
-      defaultModel: models.defaultModel,
-      providers: models.providers().map((p: { name: string }) => p.name),
-      store: store.kind,
-      bus: bus.kind,
-    }),
-  });
   await app.register(openapiRoutes);
-  await app.register(environmentRoutes, { store, models });
-  await app.register(sessionRoutes, { store, registry });
-  await app.register(taskRoutes, { teams });
-  await app.register(keyRoutes, { store, onKeyCreated: () => authenticator.keysChanged() });
+  // The versioned REST API: every route below is under /v1.
+  await app.register(
+    async (v1) => {
+      await v1.register(versionRoutes, {
+        version: SERVER_VERSION,
+        info: () => ({
+          api: "roz.v1",
+          protocols: ["grpc", "grpc-web", "connect", "rest"],
+          defaultModel: models.defaultModel,
+          providers: models.providers().map((p: { name: string }) => p.name),
+          store: store.kind,
+          bus: bus.kind,
+        }),
+      });
+      await v1.register(environmentRoutes, { store, models });
+      await v1.register(sessionRoutes, { store, registry });
+      await v1.register(taskRoutes, { teams });
+      await v1.register(keyRoutes, { store, onKeyCreated: () => authenticator.keysChanged() });
+    },
+    { prefix: "/v1" },
+  );
   await app.register(metricsRoutes, { registry: metrics.registry });
   if (config.consoleDir !== "off") await app.register(consoleRoutes, { root: config.consoleDir ?? defaultConsoleDir });
 

@@ -1,3 +1,3 @@
 export { type ErrorCode, httpStatusOf } from "./codes.ts";
-export { httpStatusOfReason, reasons, type Reason } from "./registry.ts";
+export { httpStatusOfReason, isSessionErrorCode, type ReasonEntry, reasons, type Reason, type SessionErrorCode, sessionRetryable } from "./registry.ts";
 export { RozError, toRozError } from "./roz-error.ts";

@@ -3,6 +3,7 @@ export { ModelError } from "./model-error.ts";
 export { createModelCatalog, type ModelCatalogSettings } from "./catalog.ts";
 export { defaultRetryOptions, type RetryOptions } from "./retry.ts";
 export { ScriptedModel } from "./scripted/model.ts";
+export { playSteps, type PlayerStep } from "./scripted/player.ts";
 export { parseScript, ScriptError, type Script, type ScriptStep } from "./scripted/script.ts";
 export { OpenAIChatModel } from "./openai-chat/model.ts";
 export { OpenAIResponsesModel } from "./openai-responses/model.ts";

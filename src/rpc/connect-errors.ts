@@ -1,5 +1,12 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { type ErrorCode, RozError } from "../errors/index.ts";
+import { ErrorInfoSchema } from "../gen/google/rpc/error_details_pb.js";
+
+/** The metadata key (a trailer on gRPC and Connect streams, a header on Connect unary) naming the reason. */
+export const reasonMetadataKey = "roz-error-reason";
+
+/** `google.rpc.ErrorInfo.domain` of roz's reasons. */
+export const errorDomain = "roz.dev";
 
 const codes: Record<ErrorCode, Code> = {
   canceled: Code.Canceled,
@@ -20,9 +27,15 @@ const codes: Record<ErrorCode, Code> = {
   unauthenticated: Code.Unauthenticated,
 };
 
-/** The gRPC status for a RozError; the cause stays out of the message. */
+/**
+ * The gRPC status for a RozError, with its registry reason twice: in the `roz-error-reason`
+ * metadata (readable by any client) and as the standard `google.rpc.ErrorInfo` detail. The
+ * cause stays out of both.
+ */
 export function toConnectError(err: RozError): ConnectError {
-  return new ConnectError(err.message, codes[err.code]);
+  return new ConnectError(err.message, codes[err.code], { [reasonMetadataKey]: err.reason }, [
+    { desc: ErrorInfoSchema, value: { reason: err.reason, domain: errorDomain } },
+  ]);
 }
 
 /** Errors the Connect runtime raised while reading a request, as RozErrors. */

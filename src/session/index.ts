@@ -4,6 +4,7 @@ export type * from "./ports.ts";
 export { Session } from "./session.ts";
 export { SessionRegistry } from "./session-registry.ts";
 export { SessionStream, type StreamItem } from "./session-stream.ts";
+export { conversationOf } from "./transcript.ts";
 export type * from "./types.ts";
 export { isUuid } from "./uuid.ts";
 export { StreamSlots } from "./stream-slots.ts";

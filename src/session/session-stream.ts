@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { toAgentMode } from "../agent/index.ts";
-import { RozError, toRozError } from "../errors/index.ts";
+import { RozError, sessionRetryable, toRozError } from "../errors/index.ts";
 import { AsyncQueue } from "./async-queue.ts";
-import { retryableOf, sessionErrorOf } from "./error-codes.ts";
+import { sessionErrorOf } from "./error-codes.ts";
 import type { Principal, SessionDeps } from "./ports.ts";
 import { Session } from "./session.ts";
 import type { SessionRegistry } from "./session-registry.ts";
@@ -312,7 +312,7 @@ export class SessionStream {
   /** A non-fatal in-band error; its `retryable` flag is the §8 table's. */
   #error(code: SessionErrorCode, message: string): void {
     this.#deps.metrics.error(code);
-    this.#send({ type: "session_error", code, message, retryable: retryableOf(code, false) });
+    this.#send({ type: "session_error", code, message, retryable: sessionRetryable(code, false) });
   }
 
   /** Stream-local answers go through the session (numbered) once it exists. */

@@ -10,6 +10,7 @@ import type {
   PermissionRule,
   ToolOutcome,
 } from "../agent/index.ts";
+import type { SessionErrorCode } from "../errors/index.ts";
 import type { JsonObject, ModelMessage, TokenUsage } from "../models/index.ts";
 import type { SessionStatus } from "./ports.ts";
 
@@ -51,22 +52,8 @@ export type SessionCommand =
   /** Messages this server accepts but does not act on (WebRTC, cameras). */
   | { type: "unsupported"; name: string };
 
-/** The in-band error codes of session-behaviour.md §8. */
-export type SessionErrorCode =
-  | "unauthenticated"
-  | "permission_denied"
-  | "invalid_argument"
-  | "not_found"
-  | "model_unavailable"
-  | "already_started"
-  | "no_session"
-  | "turn_in_progress"
-  | "no_active_turn"
-  | "unknown_tool_call"
-  | "model_error"
-  | "agent_error"
-  | "resource_exhausted"
-  | "internal";
+/** The in-band error codes of session-behaviour.md §8: the registry's `inBand` reasons. */
+export type { SessionErrorCode } from "../errors/index.ts";
 
 /** Everything a session stream carries, in order. */
 export type SessionEvent =

@@ -1,7 +1,7 @@
-import { abortError, sleep } from "../abort.ts";
+import { abortError } from "../abort.ts";
 import { ModelError } from "../model-error.ts";
-import { generatedCallId } from "../tool-arguments.ts";
-import { emptyUsage, type FinishReason, type ModelAdapter, type ModelEvent, type ModelRequest, type TokenUsage } from "../types.ts";
+import type { ModelAdapter, ModelEvent, ModelRequest, TokenUsage } from "../types.ts";
+import { estimateTokens, playSteps } from "./player.ts";
 import { inlineScriptText, latestUserText, parseScript, ScriptError, type Script, type ScriptStep } from "./script.ts";
 
 /** The model name of the built-in echo (also what `scripted` falls back to). */
@@ -48,52 +48,9 @@ export class ScriptedModel implements ModelAdapter {
   }
 
   async *#play(request: ModelRequest): AsyncGenerator<ModelEvent, void, undefined> {
-    const { signal } = request;
-    if (signal.aborted) throw abortError(signal);
+    if (request.signal.aborted) throw abortError(request.signal);
     const { steps, usage } = this.#choose(request);
-    const inputTokens = estimateTokens(requestChars(request));
-    let outputChars = 0;
-    let reportedUsage = false;
-    let toolCalls = 0;
-    let finish: FinishReason | undefined;
-
-    for (const step of steps) {
-      if (signal.aborted) throw abortError(signal);
-      if ("text" in step || "thinking" in step) {
-        const isText = "text" in step;
-        const text = isText ? step.text : step.thinking;
-        outputChars += text.length;
-        for (const piece of pieces(text)) {
-          if (signal.aborted) throw abortError(signal);
-          yield isText ? { type: "text_delta", text: piece } : { type: "thinking_delta", text: piece };
-        }
-      } else if ("tool_call" in step) {
-        const args = step.tool_call.arguments;
-        outputChars += step.tool_call.name.length + JSON.stringify(args).length;
-        toolCalls++;
-        yield { type: "tool_call", id: step.tool_call.id ?? generatedCallId(), name: step.tool_call.name, arguments: args };
-      } else if ("usage" in step) {
-        reportedUsage = true;
-        yield { type: "usage", usage: { ...emptyUsage(), ...step.usage } };
-      } else if ("delay_ms" in step) {
-        await sleep(step.delay_ms, signal);
-      } else if ("error" in step) {
-        throw new ModelError(step.error.message, {
-          retryable: step.error.retryable,
-          ...(step.error.status !== undefined ? { status: step.error.status } : {}),
-        });
-      } else {
-        finish = step.finish;
-        break;
-      }
-    }
-
-    if (signal.aborted) throw abortError(signal);
-    if (!reportedUsage) {
-      const estimated: TokenUsage = { ...emptyUsage(), inputTokens, outputTokens: estimateTokens(outputChars) };
-      yield { type: "usage", usage: { ...estimated, ...usage } };
-    }
-    yield { type: "finish", reason: finish ?? (toolCalls > 0 ? "tool_use" : "end_turn") };
+    yield* playSteps(steps, request.signal, { inputTokens: estimateTokens(requestChars(request)), ...(usage ? { usage } : {}) });
   }
 
   /** The steps of this call and the script's default usage (see the class comment). */
@@ -127,16 +84,6 @@ function echoSteps(latest: ReturnType<typeof latestUserText>): ScriptStep[] {
     { thinking: `The user wrote ${text.length} characters${attached}. I will echo them back.` },
     { text: text === "" ? `You said nothing${attached}.` : `You said: ${text}${attached}` },
   ];
-}
-
-/** Text as a stream of small deltas (a word and its trailing space each), like a real model. */
-function pieces(text: string): string[] {
-  return text.match(/\s*\S+\s*|\s+/g) ?? [];
-}
-
-/** Rough token count (~4 characters per token): good enough for budgets and tests. */
-function estimateTokens(chars: number): number {
-  return Math.ceil(chars / 4);
 }
 
 /** Characters the provider would read; an image counts as a typical small image (~340 tokens). */

@@ -1,12 +1,24 @@
-import type { FinishReason, JsonObject, ModelAdapter, ModelEvent, ModelRequest, ResolvedModel, TokenUsage } from "../../../src/models/index.ts";
+import {
+  type FinishReason,
+  type JsonObject,
+  type ModelAdapter,
+  type ModelEvent,
+  type ModelRequest,
+  type PlayerStep,
+  playSteps,
+  type ResolvedModel,
+  type TokenUsage,
+} from "../../../src/models/index.ts";
 
 /**
- * A test double for the *model* (not for the agent under test): each call to `stream`
- * plays the next script, beat by beat. Beats are model events, or instructions: wait for
- * a promise, hang until aborted, throw. Every wait honours the request's AbortSignal the
- * way a real adapter must (it throws an AbortError), and the double records what it was
- * asked and whether each call saw its signal abort. A `reached` beat calls back when the
- * consumer asks for what follows the previous beat: the previous event has been taken.
+ * A recorder around the scripted provider's step player (`playSteps`), for agent unit
+ * tests: each call to `stream` plays the next script, beat by beat, exactly as written (no
+ * estimated usage, no added finish). Beats are model events, or the player's program
+ * steps: wait for a promise, hang until aborted, throw, or `reached` (a callback when the
+ * consumer asks for what follows the previous beat: the previous event has been taken).
+ * The player honours the request's AbortSignal the way a real adapter must; this class
+ * adds only the per-call scripts and the record of what each call was asked and whether
+ * its signal aborted.
  */
 export type Beat = ModelEvent | { wait: Promise<unknown> } | { hang: true } | { fail: unknown } | { reached: () => void };
 export type Script = Beat[] | ((request: ModelRequest) => Beat[]);
@@ -59,14 +71,8 @@ export class TestModel implements ModelAdapter {
     try {
       const script = this.#scripts[index];
       if (script === undefined) throw new Error(`TestModel: no script for call ${index + 1}`);
-      for (const beat of typeof script === "function" ? script(request) : script) {
-        signal.throwIfAborted();
-        if ("wait" in beat) await untilAborted(beat.wait, signal);
-        else if ("hang" in beat) await untilAborted(new Promise(() => undefined), signal);
-        else if ("fail" in beat) throw beat.fail;
-        else if ("reached" in beat) beat.reached();
-        else yield beat;
-      }
+      const beats = typeof script === "function" ? script(request) : script;
+      yield* playSteps(beats.map(playerStep), signal);
     } finally {
       this.closed[index] = true;
       signal.removeEventListener("abort", onAbort);
@@ -75,23 +81,8 @@ export class TestModel implements ModelAdapter {
   }
 }
 
-function untilAborted(promise: Promise<unknown>, signal: AbortSignal): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason instanceof Error ? signal.reason : new DOMException("aborted", "AbortError"));
-    if (signal.aborted) return onAbort();
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (v) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(e);
-      },
-    );
-  });
-}
+/** A beat as a player step: a model event is played exactly as it is. */
+const playerStep = (beat: Beat): PlayerStep => ("type" in beat ? { event: beat } : beat);
 
 /** A ResolvedModel around a TestModel. */
 export function resolved(adapter: ModelAdapter, options: { supportsImages?: boolean } = {}): ResolvedModel {
