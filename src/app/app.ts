@@ -1,4 +1,4 @@
-import { constants as http2Constants, type Http2ServerRequest } from "node:http2";
+import { constants as http2Constants, type Http2ServerRequest, type Http2ServerResponse } from "node:http2";
 import type { IncomingMessage } from "node:http";
 import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
@@ -10,7 +10,7 @@ import fastify, { type FastifyInstance } from "fastify";
 import { createAgent, type AgentLimits, type PermissionRule } from "../agent/index.ts";
 import { AgentService } from "../gen/roz/v1/agent_pb.js";
 import { createModelCatalog, type ModelCatalog } from "../models/index.ts";
-import { createAgentService, rawRequestKey, type RpcAuthenticator } from "../rpc/index.ts";
+import { createAgentService, encodeGrpcMessagesOf, rawRequestKey, type RpcAuthenticator } from "../rpc/index.ts";
 import { registerReflection } from "../rpc/reflection/index.ts";
 import { SessionRegistry, type SessionDeps, type SessionPersistence, type SessionStream, StreamSlots } from "../session/index.ts";
 import { healthRoutes } from "../../routes/health.ts";
@@ -128,6 +128,10 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   app.addHook("onRequest", async (request, reply) => {
     watchdog?.note({ http: request.method, url: request.url.slice(0, 200), requestId: request.id });
     void reply.header("x-request-id", request.id);
+    const contentType = request.headers["content-type"];
+    if (typeof contentType === "string" && /^application\/grpc(\+|;|$)/.test(contentType) && request.raw.httpVersionMajor === 2) {
+      encodeGrpcMessagesOf(reply.raw as unknown as Http2ServerResponse);
+    }
   });
 
   const store =

@@ -7,3 +7,4 @@ export type { StreamSessionDeps } from "./stream-session.ts";
 export { eventFormats, eventFormatHeader, eventFormatOf, type EventFormat } from "./event-format.ts";
 export { createResponseEncoder, encoderOf, type ResponseEncoder } from "./responses.ts";
 export { encodeTeamEvent, teamEventToWire } from "./team-to-wire.ts";
+export { encodeGrpcMessagesOf, grpcMessageValue } from "./grpc-message.ts";

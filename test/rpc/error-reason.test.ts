@@ -52,6 +52,30 @@ function grpcJsReasons(status: grpc.StatusObject) {
   };
 }
 
+describe("grpc-js reads the status message as written", () => {
+  // The gRPC protocol percent-encodes only bytes outside 0x20–0x7E (and `%`): grpc-js decodes
+  // just those, so a URI-component encoding would show it `nowhere%2Fnone` and `%3A`.
+  it("of a refused start and of a WatchTeam error, with `/`, `:`, quotes and non-ASCII intact", async () => {
+    const call = client.openSession();
+    call.send(req.start({ model: "nowhere/none" }));
+    const status = await call.status;
+    expect(status.details).toContain('"nowhere/none"');
+    expect(status.details).not.toMatch(/%[0-9A-F]{2}/);
+
+    const stream = client.client.makeServerStreamRequest(
+      "/roz.v1.AgentService/WatchTeam",
+      (r: { taskId: string }) => Buffer.from(toBinary(WatchTeamRequestSchema, create(WatchTeamRequestSchema, r))),
+      (b: Buffer): TeamEvent | Buffer => b,
+      { taskId: "a/b: ü" },
+    );
+    stream.on("error", () => {});
+    stream.on("data", () => {});
+    const watched = await new Promise<grpc.StatusObject>((resolve) => stream.on("status", resolve));
+    expect(watched.code).toBe(grpc.status.INVALID_ARGUMENT);
+    expect(watched.details).toContain("a/b: ü");
+  });
+});
+
 describe("grpc-js sees the reason", () => {
   it("of a refused start: FAILED_PRECONDITION with model_unavailable", async () => {
     const call = client.openSession();
