@@ -32,7 +32,7 @@ import { createAuthenticator } from "./auth-setup.ts";
 import { EventLoopWatchdog } from "./event-loop-watchdog.ts";
 import { createMetrics } from "./metrics.ts";
 import { createRateLimits } from "./rate-limit.ts";
-import { registerJsonDepthLimit, restValidatorCompiler } from "./rest-validation.ts";
+import { acceptEmptyJsonOnBodilessMethods, registerJsonDepthLimit, restValidatorCompiler } from "./rest-validation.ts";
 import { storePersistence } from "./store-persistence.ts";
 import type { Config } from "./config.ts";
 import { loggerOptions } from "./logger.ts";
@@ -278,6 +278,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       });
     },
   });
+  // After the Connect plugin, which keeps its own JSON parser in its scope.
+  acceptEmptyJsonOnBodilessMethods(app);
   await app.register(healthRoutes, {
     readiness: async () => [
       { name: "server", ok: !draining, ...(draining ? { error: "shutting down" } : {}) },

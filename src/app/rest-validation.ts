@@ -37,3 +37,17 @@ export function registerJsonDepthLimit(app: FastifyInstance): void {
     throw new RozError("invalid_argument", `${field}: nested deeper than ${MAX_JSON_DEPTH} levels`, { details: { field } });
   });
 }
+
+/**
+ * A bodiless request (GET, DELETE) that still says `content-type: application/json` — many
+ * HTTP clients set it on every call — is served as if it had no body, instead of Fastify's
+ * "Body cannot be empty" 400. Any other method and any non-empty body parse as before.
+ */
+export function acceptEmptyJsonOnBodilessMethods(app: FastifyInstance): void {
+  const parseJson = app.getDefaultJsonParser("error", "error");
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+    if (body === "" && (request.method === "DELETE" || request.method === "GET" || request.method === "HEAD")) return done(null, undefined);
+    parseJson(request, body as string, done);
+  });
+}

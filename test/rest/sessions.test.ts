@@ -163,6 +163,18 @@ describe("DELETE /v1/sessions/{id}", () => {
     expect((await api.get(`/v1/sessions/${id}`)).json.status).toBe("cancelled");
   });
 
+  it("takes a JSON content type with no body, as clients that set it on every call send it", async () => {
+    const headers = { authorization: `Bearer ${key.secret}`, "content-type": "application/json" };
+    const unknown = await fetch(`${server.url}/v1/sessions/00000000-0000-4000-8000-000000000000`, { method: "DELETE", headers });
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe("not_found");
+    const listed = await fetch(`${server.url}/v1/sessions`, { headers });
+    expect(listed.status).toBe(200);
+    // A POST still needs its body.
+    const post = await fetch(`${server.url}/v1/environments`, { method: "POST", headers });
+    expect(post.status).toBe(400);
+  });
+
   it("leaves an ended session as it was", async () => {
     expect((await api.delete(`/v1/sessions/${toolSessionId}`)).status).toBe(204);
     expect((await api.get(`/v1/sessions/${toolSessionId}`)).json.status).toBe("completed");
