@@ -22,7 +22,9 @@ import { metricsRoutes } from "../../routes/metrics.ts";
 import { sessionRoutes } from "../../routes/sessions.ts";
 import { type Authenticator, registerRestAuth } from "../auth/index.ts";
 import { openStore, type Store } from "../store/index.ts";
+import type { EventBus } from "../bus/index.ts";
 import { createAuthenticator } from "./auth-setup.ts";
+import { busReadiness, openBus } from "./bus-setup.ts";
 import { createMetrics } from "./metrics.ts";
 import { createRateLimits } from "./rate-limit.ts";
 import { restValidatorCompiler } from "./rest-validation.ts";
@@ -49,6 +51,8 @@ export interface App {
   readonly models: ModelCatalog;
   readonly registry: SessionRegistry;
   readonly store: Store;
+  /** The event bus (in-memory, or NATS with `NATS_URL`). */
+  readonly bus: EventBus;
   /** Listens on the configured host and port; resolves with the base URL. */
   listen(): Promise<string>;
   /** Stops accepting, drains streams for the grace period, then closes everything. */
@@ -112,15 +116,19 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     if (!overrides.store) await store.close();
   };
   let authenticator: Authenticator;
+  let bus: EventBus | undefined;
   try {
+    bus = await openBus(config, app.log);
     authenticator = await createAuthenticator(config, store, app.log);
     // Sessions that were running when the previous process died cannot resume.
     const orphaned = await store.markOrphanedSessions(config.nodeId);
     if (orphaned > 0) app.log.warn({ sessions: orphaned }, "marked sessions of a previous run as error");
   } catch (err) {
+    await bus?.close();
     await closeStore();
     throw err;
   }
+  metrics.observeBus(bus);
   const authenticate: RpcAuthenticator = overrides.authenticate ?? ((authorization, scope) => authenticator.authenticate(authorization, scope));
   const persistence = overrides.persistence ?? storePersistence(store, config.nodeId, (op, run) => metrics.observeStore(op, run));
   const rateLimits = createRateLimits(config);
@@ -191,6 +199,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
         () => ({ name: "store", ok: true }),
         (err: unknown) => ({ name: "store", ok: false, error: err instanceof Error ? err.message : String(err) }),
       ),
+      busReadiness(bus),
     ],
   });
   await app.register(versionRoutes, {
@@ -201,7 +210,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       defaultModel: models.defaultModel,
       providers: models.providers().map((p: { name: string }) => p.name),
       store: store.kind,
-      bus: "memory",
+      bus: bus.kind,
     }),
   });
   await app.register(openapiRoutes);
@@ -222,6 +231,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     models,
     registry,
     store,
+    bus,
     async listen() {
       await app.listen({ host: config.host, port: config.port });
       const address = app.server.address();
@@ -237,6 +247,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       });
       await Promise.all(registry.all().map((s) => registry.end(s, "cancelled", "server shut down")));
       await app.close();
+      await bus.close();
       await closeStore();
     },
   };

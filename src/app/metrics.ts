@@ -2,6 +2,7 @@ import { performance } from "node:perf_hooks";
 import type { FastifyInstance } from "fastify";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { TurnRecord } from "../agent/index.ts";
+import type { EventBus } from "../bus/index.ts";
 import type { ModelAdapter, ModelCatalog, ResolvedModel } from "../models/index.ts";
 import type { SessionMetrics, SessionStatus } from "../session/index.ts";
 
@@ -19,6 +20,8 @@ export interface Metrics {
   timeModels(catalog: ModelCatalog): ModelCatalog;
   /** Counts every HTTP response (REST and RPC) by method, route and status. */
   registerHttp(app: FastifyInstance): void;
+  /** Exposes the bus's connection: state gauge and reconnect counter. */
+  observeBus(bus: EventBus): void;
 }
 
 const seconds = (since: number): number => (performance.now() - since) / 1000;
@@ -134,6 +137,29 @@ export function createMetrics(): Metrics {
           return { ...model, adapter };
         },
       };
+    },
+    observeBus(bus) {
+      new Gauge({
+        name: "roz_bus_connected",
+        help: "1 while the event bus is connected (always 1 for the in-memory bus), by bus kind",
+        labelNames: ["bus"],
+        registers: [registry],
+        collect() {
+          this.set({ bus: bus.kind }, (bus.health?.().connected ?? true) ? 1 : 0);
+        },
+      });
+      let counted = 0;
+      new Counter({
+        name: "roz_bus_reconnects_total",
+        help: "Reconnections of the event bus to its server, by bus kind",
+        labelNames: ["bus"],
+        registers: [registry],
+        collect() {
+          const now = bus.health?.().reconnects ?? 0;
+          this.inc({ bus: bus.kind }, now - counted);
+          counted = now;
+        },
+      });
     },
     registerHttp(app) {
       app.addHook("onResponse", async (request, reply) => {

@@ -16,8 +16,8 @@ export interface TestNats {
   /** `nats://127.0.0.1:<port>` */
   readonly url: string;
   readonly port: number;
-  /** Kills the server (SIGKILL, like a crash) and resolves once it has exited. */
-  kill(): Promise<void>;
+  /** Stops the server with `signal` (SIGKILL, like a crash, unless told) and resolves once it has exited. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
   /** Starts it again on the same port and store; resolves once it accepts connections. */
   start(): Promise<void>;
   /** Stops it and removes its store. Idempotent. */
@@ -102,12 +102,12 @@ async function startNats(bin: string): Promise<TestNats> {
     await waitForPort(port, 20_000, () => exitedWith);
   };
 
-  const kill = async (): Promise<void> => {
+  const kill = async (signal: NodeJS.Signals = "SIGKILL"): Promise<void> => {
     const proc = child;
     child = undefined;
     if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
     const exited = new Promise((resolve) => proc.once("exit", resolve));
-    proc.kill("SIGKILL");
+    proc.kill(signal);
     await exited;
   };
 
@@ -120,7 +120,7 @@ async function startNats(bin: string): Promise<TestNats> {
     async stop() {
       if (stopped) return;
       stopped = true;
-      await kill();
+      await kill("SIGKILL");
       rmSync(storeDir, { recursive: true, force: true });
     },
     log: () => output,
