@@ -24,7 +24,7 @@ import { type Authenticator, registerRestAuth } from "../auth/index.ts";
 import { openStore, type Store } from "../store/index.ts";
 import type { EventBus } from "../bus/index.ts";
 import { createAuthenticator } from "./auth-setup.ts";
-import { busReadiness, openBus } from "./bus-setup.ts";
+import { busReadiness, nodeIdOf, openBus } from "./bus-setup.ts";
 import { createMetrics } from "./metrics.ts";
 import { createRateLimits } from "./rate-limit.ts";
 import { restValidatorCompiler } from "./rest-validation.ts";
@@ -211,6 +211,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       providers: models.providers().map((p: { name: string }) => p.name),
       store: store.kind,
       bus: bus.kind,
+      nodeId: nodeIdOf(config),
     }),
   });
   await app.register(openapiRoutes);
