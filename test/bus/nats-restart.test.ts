@@ -102,5 +102,20 @@ if (nats === undefined) {
       expect(ackedBeforeRestart).toBeGreaterThanOrEqual(200);
       console.info(`[nats restart] ${acked.length} events acknowledged, ${failed} publishes failed during the outage, ${received.length} received`);
     });
+
+    it("a NATS server that comes back without its store gets the stream again", { timeout: 60_000 }, async () => {
+      const { url, app } = server;
+      await nats.kill();
+      await until("/readyz to report the bus down", async () => (await readyz(url)).status === 503);
+      await nats.start({ wipeStore: true });
+      await until("/readyz to be ready again", async () => (await readyz(url)).status === 200);
+      // Publishing may race the stream's re-creation right after the reconnect: retry until it lands.
+      let seq = 0;
+      await until("a publish to land on the recreated stream", async () => {
+        seq = await app.bus.publish("load.events", new Uint8Array([1])).catch(() => 0);
+        return seq > 0;
+      });
+      expect(seq).toBe(1);
+    });
   });
 }

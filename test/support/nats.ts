@@ -7,7 +7,7 @@
  * `console.warn`) when no nats-server binary is installed, and throws instead under `CI=true`.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { accessSync, constants, mkdtempSync, rmSync } from "node:fs";
+import { accessSync, constants, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,8 +18,8 @@ export interface TestNats {
   readonly port: number;
   /** Stops the server with `signal` (SIGKILL, like a crash, unless told) and resolves once it has exited. */
   kill(signal?: NodeJS.Signals): Promise<void>;
-  /** Starts it again on the same port and store; resolves once it accepts connections. */
-  start(): Promise<void>;
+  /** Starts it again on the same port and store (emptied first with `wipeStore`); resolves once it accepts connections. */
+  start(options?: { wipeStore?: boolean }): Promise<void>;
   /** Stops it and removes its store. Idempotent. */
   stop(): Promise<void>;
   /** What the server printed (for a failing test's message). */
@@ -87,7 +87,11 @@ async function startNats(bin: string): Promise<TestNats> {
   let output = "";
   let stopped = false;
 
-  const start = async (): Promise<void> => {
+  const start = async (options: { wipeStore?: boolean } = {}): Promise<void> => {
+    if (options.wipeStore) {
+      rmSync(storeDir, { recursive: true, force: true });
+      mkdirSync(storeDir);
+    }
     const proc = spawn(bin, ["-js", "-a", "127.0.0.1", "-p", String(port), "-sd", storeDir], { stdio: ["ignore", "pipe", "pipe"] });
     child = proc;
     let exitedWith: string | undefined;

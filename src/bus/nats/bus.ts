@@ -50,6 +50,12 @@ const CONSUME_EXPIRES_MS = 5_000;
 const ERROR_REASON = "Roz-Error-Reason";
 const ERROR_MESSAGE = "Roz-Error-Message";
 
+interface StreamLimits {
+  maxAgeMs: number;
+  maxBytes: number;
+  replicas: number;
+}
+
 /** The NATS bus: an `EventBus` plus what the connection is doing. */
 export interface NatsBus extends EventBus {
   health(): BusHealth;
@@ -74,13 +80,10 @@ export async function createNatsBus(options: NatsBusOptions): Promise<NatsBus> {
   } catch (err) {
     throw new RozError("unavailable", `cannot connect to NATS at ${options.servers}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
-  const bus = new NatsEventBus(nc, prefix, options.onStatus);
+  const limits = { maxAgeMs: options.maxAgeMs ?? DEFAULT_MAX_AGE_MS, maxBytes: options.maxBytes ?? DEFAULT_MAX_BYTES, replicas: options.replicas ?? 1 };
+  const bus = new NatsEventBus(nc, prefix, limits, options.onStatus);
   try {
-    await bus.ensureStream({
-      maxAgeMs: options.maxAgeMs ?? DEFAULT_MAX_AGE_MS,
-      maxBytes: options.maxBytes ?? DEFAULT_MAX_BYTES,
-      replicas: options.replicas ?? 1,
-    });
+    await bus.ensureStream();
   } catch (err) {
     await bus.close();
     throw new RozError("unavailable", `cannot set up the JetStream stream on ${options.servers}: ${err instanceof Error ? err.message : String(err)}`, {
@@ -185,9 +188,11 @@ class NatsEventBus implements NatsBus {
   #reconnects = 0;
   #lastError: string | undefined;
   #closing = false;
+  readonly #limits: StreamLimits;
 
-  constructor(nc: NatsConnection, prefix: string, onStatus: NatsBusOptions["onStatus"]) {
+  constructor(nc: NatsConnection, prefix: string, limits: StreamLimits, onStatus: NatsBusOptions["onStatus"]) {
     this.#nc = nc;
+    this.#limits = limits;
     this.#js = jetstream(nc);
     this.#stream = `${prefix}_events`;
     this.#eventPrefix = `${prefix}.ev.`;
@@ -208,6 +213,8 @@ class NatsEventBus implements NatsBus {
           this.#reconnects++;
           this.#lastError = undefined;
           onStatus?.({ type: s.type, server: s.server });
+          // A NATS server that came back without its store (or another server of the list) lacks the stream.
+          this.ensureStream().catch((err: unknown) => onStatus?.({ type: "error", error: `stream setup after reconnect: ${err instanceof Error ? err.message : String(err)}` }));
           break;
         case "error":
           this.#lastError = s.error.message;
@@ -223,7 +230,8 @@ class NatsEventBus implements NatsBus {
   }
 
   /** Creates the stream or brings an existing one to the configured limits. */
-  async ensureStream(limits: { maxAgeMs: number; maxBytes: number; replicas: number }): Promise<void> {
+  async ensureStream(): Promise<void> {
+    const limits = this.#limits;
     const jsm = await jetstreamManager(this.#nc);
     const config: Partial<StreamConfig> & { name: string } = {
       name: this.#stream,
