@@ -46,6 +46,8 @@ const DEFAULT_REQUEST_TIMEOUT_MS = 5_000;
 const API_TIMEOUT_MS = 10_000;
 /** Pull expiry of a consumer: a lost consumer (server restart) is noticed after two missed heartbeats of half this. */
 const CONSUME_EXPIRES_MS = 5_000;
+/** Messages a consumer asks for at once (refilled at half): large enough that refills never stall delivery. */
+const PULL_BATCH = 1_000;
 /** Headers a failing request handler's reply carries instead of a body. */
 const ERROR_REASON = "Roz-Error-Reason";
 const ERROR_MESSAGE = "Roz-Error-Message";
@@ -299,7 +301,7 @@ class NatsEventBus implements NatsBus {
       // From the first kept message when asked for everything (sequence 1 may have aged out).
       ...(from !== "new" && afterSeq === 0 ? { deliver_policy: DeliverPolicy.All } : { opt_start_seq: afterSeq + 1 }),
     });
-    const messages = await consumer.consume({ callback: (m) => subscription.offer(m), expires: CONSUME_EXPIRES_MS });
+    const messages = await consumer.consume({ callback: (m) => subscription.offer(m), expires: CONSUME_EXPIRES_MS, max_messages: PULL_BATCH });
     subscription.attach(messages);
     void messages.closed().then(() => subscription.close());
   }
