@@ -25,6 +25,7 @@ import { openStore, type Store } from "../store/index.ts";
 import type { EventBus } from "../bus/index.ts";
 import { createAuthenticator } from "./auth-setup.ts";
 import { busReadiness, nodeIdOf, openBus } from "./bus-setup.ts";
+import { createSessionRouting } from "./session-routing.ts";
 import { createMetrics } from "./metrics.ts";
 import { createRateLimits } from "./rate-limit.ts";
 import { restValidatorCompiler } from "./rest-validation.ts";
@@ -134,6 +135,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   const rateLimits = createRateLimits(config);
 
   const registry = new SessionRegistry();
+  // Only a networked bus has other nodes to route to.
+  const routing = bus.kind === "memory" ? undefined : createSessionRouting(bus, nodeIdOf(config), registry);
   const openStreams = new Set<SessionStream>();
   let draining = false;
   const sessionDeps: SessionDeps = {
@@ -216,7 +219,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   });
   await app.register(openapiRoutes);
   await app.register(environmentRoutes, { store, models });
-  await app.register(sessionRoutes, { store, registry });
+  await app.register(sessionRoutes, { store, registry, ...(routing ? { endOnOwner: routing.endOnOwner } : {}) });
   await app.register(keyRoutes, { store, onKeyCreated: () => authenticator.keysChanged() });
   await app.register(metricsRoutes, { registry: metrics.registry });
 
@@ -242,6 +245,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     },
     async close() {
       draining = true;
+      routing?.close();
       clearInterval(pruneTimer);
       await onePort?.drain(config.shutdownGraceMs, () => {
         for (const stream of openStreams) stream.shutdown();

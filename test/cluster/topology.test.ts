@@ -80,6 +80,23 @@ if (pre === undefined) {
       }
     });
 
+    it("REST DELETE on B ends a live session on A: its stream completes and it is cancelled", { timeout: 60_000 }, async () => {
+      const [a, b] = cluster.nodes as [Cluster["nodes"][0], Cluster["nodes"][0]];
+      const factory = sessionClientFactory("grpc-js", a.url);
+      try {
+        const client = factory.open();
+        const { sessionId } = await startSession(client);
+        expect(await activeSessions(a.url)).toBe(1);
+        const deleted = await fetch(`${b.url}/v1/sessions/${sessionId}`, { method: "DELETE" });
+        expect(deleted.status).toBe(204);
+        expect((await client.status).code).toBe(0);
+        expect(await activeSessions(a.url)).toBe(0);
+        expect((await json(`${b.url}/v1/sessions/${sessionId}`)).body["status"]).toBe("cancelled");
+      } finally {
+        factory.close();
+      }
+    });
+
     it("a drained node leaves HAProxy's rotation; started again it comes back", { timeout: 120_000 }, async () => {
       const [a, b] = cluster.nodes as [Cluster["nodes"][0], Cluster["nodes"][0]];
       const status = await b.stop("SIGTERM");
