@@ -129,7 +129,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     await closeStore();
     throw err;
   }
-  metrics.observeBus(bus);
+  metrics.observeBus(bus, nodeIdOf(config));
   const authenticate: RpcAuthenticator = overrides.authenticate ?? ((authorization, scope) => authenticator.authenticate(authorization, scope));
   const persistence = overrides.persistence ?? storePersistence(store, config.nodeId, (op, run) => metrics.observeStore(op, run));
   const rateLimits = createRateLimits(config);

@@ -20,8 +20,8 @@ export interface Metrics {
   timeModels(catalog: ModelCatalog): ModelCatalog;
   /** Counts every HTTP response (REST and RPC) by method, route and status. */
   registerHttp(app: FastifyInstance): void;
-  /** Exposes the bus's connection: state gauge and reconnect counter. */
-  observeBus(bus: EventBus): void;
+  /** Exposes the node (`roz_node_info`) and its bus's connection: state gauge and reconnect counter. */
+  observeBus(bus: EventBus, nodeId: string): void;
 }
 
 const seconds = (since: number): number => (performance.now() - since) / 1000;
@@ -138,7 +138,11 @@ export function createMetrics(): Metrics {
         },
       };
     },
-    observeBus(bus) {
+    observeBus(bus, nodeId) {
+      new Gauge({ name: "roz_node_info", help: "This node: its id and its bus (always 1)", labelNames: ["node_id", "bus"], registers: [registry] }).set(
+        { node_id: nodeId, bus: bus.kind },
+        1,
+      );
       new Gauge({
         name: "roz_bus_connected",
         help: "1 while the event bus is connected (always 1 for the in-memory bus), by bus kind",

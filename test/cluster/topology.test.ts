@@ -45,6 +45,11 @@ if (pre === undefined) {
         seen.add(String(body["node_id"]));
       }
       expect([...seen].sort()).toEqual(["node-a", "node-b"]);
+      for (const node of cluster.nodes) {
+        const metrics = await (await fetch(`${node.url}/metrics`)).text();
+        expect(metrics).toMatch(new RegExp(`^roz_node_info\\{node_id="${node.name}",bus="nats"\\} 1$`, "m"));
+        expect(metrics).toMatch(/^roz_bus_connected\{bus="nats"\} 1$/m);
+      }
       // An environment created through one node is visible through the other.
       const created = await json(`${cluster.url}/v1/environments`, {
         method: "POST",
