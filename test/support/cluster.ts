@@ -2,7 +2,7 @@
  * The multi-node topology without containers, all on loopback: N roz processes (the real CLI)
  * sharing one PostgreSQL database and one nats-server, behind HAProxy running the repository's
  * own `deploy/haproxy.cfg` (its bind address and server lines replaced, its Docker resolver
- * dropped, an admin socket added so tests can see which nodes HAProxy holds UP).
+ * dropped, maxconn lowered, an admin socket added so tests can see which nodes HAProxy holds UP).
  *
  * `clusterPrerequisites()` says whether PostgreSQL, nats-server and haproxy can be had; it
  * returns undefined (after a `console.warn`) when not, and throws instead under `CI=true`.
@@ -119,6 +119,12 @@ export function haproxyConfig(frontendPort: number, backends: readonly { name: s
     if (inResolvers) {
       if (trimmed === "" || /^\S/.test(line)) inResolvers = false;
       else continue;
+    }
+    // The tests need few connections, and HAProxy refuses to start when maxconn asks for more
+    // file descriptors than the process may open (CI's limit may be low).
+    if (/^maxconn\s/.test(trimmed)) {
+      out.push("  maxconn 256");
+      continue;
     }
     if (/^global\b/.test(line)) {
       out.push(line, `  stats socket ${adminSocket} mode 600 level admin`);
