@@ -4,10 +4,11 @@
  * value and OK/MISS. The machine is shared and noisy, so nothing here fails on a timing:
  * the exit code is 0 unless a section crashed (then 1, after the other sections ran).
  *
- * Sections: transport (issue 3), session (issue 4), persistence (issue 5), anthropic, envelope (event formats), teams, abuse (issue 9).
+ * Sections: transport (issue 3), session (issue 4), persistence (issue 5), anthropic, envelope (event formats), teams, abuse (issue 9), bus.
  */
 import { runAbuse } from "./abuse.ts";
 import { runAnthropic } from "./anthropic.ts";
+import { runBus } from "./bus.ts";
 import { runEnvelope } from "./envelope.ts";
 import { runPersistence } from "./persistence.ts";
 import { runSession } from "./session.ts";
@@ -23,6 +24,7 @@ const sections: Record<string, { title: string; run: (options: BenchOptions) => 
   envelope: { title: "envelope: event formats encoded at the wire edge", run: runEnvelope },
   teams: { title: "teams: TeamEvents to watchers, WatchTeam replay", run: runTeams },
   abuse: { title: "abuse (issue 9): event-loop blocks and a bystander's p99 ping per attack", run: runAbuse },
+  bus: { title: "bus: NATS JetStream against the in-memory bus", run: runBus },
 };
 
 const usage = `usage: npm run bench -- [--quick] [--profile] [${Object.keys(sections).join("|")}]…`;

@@ -10,6 +10,8 @@ export interface SessionRoutesOptions {
   store: Pick<Store, "getSession" | "listSessions" | "listTurns" | "updateSessionStatus">;
   /** The live sessions of this process: DELETE ends a running one first. */
   registry: Pick<SessionRegistry, "get" | "end">;
+  /** With several nodes: asks the node that runs a session (not this one) to end it. */
+  endOnOwner?: (tenantId: string, sessionId: string, ownerNode: string, reason: string) => Promise<void>;
 }
 
 const statuses: SessionStatus[] = ["active", "detached", "completed", "cancelled", "error"];
@@ -93,7 +95,7 @@ const notFound = (id: string) => new RozError("not_found", `session "${id}" not 
  * `cancelled`) but keeps its stored transcript, usage and events: sessions are an audit
  * record, and there is no store operation that erases them.
  */
-export const sessionRoutes: RoutePlugin<SessionRoutesOptions> = async (app, { store, registry }) => {
+export const sessionRoutes: RoutePlugin<SessionRoutesOptions> = async (app, { store, registry, endOnOwner }) => {
   const config = { scope: "sessions" } as const;
   const tags = ["sessions"];
 
@@ -161,9 +163,16 @@ export const sessionRoutes: RoutePlugin<SessionRoutesOptions> = async (app, { st
     async (request, reply) => {
       const { id } = request.params;
       const tenantId = principalOf(request).tenantId;
-      if (!(await store.getSession(tenantId, id))) throw notFound(id);
+      const record = await store.getSession(tenantId, id);
+      if (!record) throw notFound(id);
       const live = registry.get(tenantId, id);
       if (live) await registry.end(live, "cancelled", "session deleted through the REST API");
+      else if (endOnOwner && record.nodeId && (record.status === "active" || record.status === "detached")) {
+        // Live on another node: that node ends it (a node that no longer answers leaves the store update below).
+        await endOnOwner(tenantId, id, record.nodeId, "session deleted through the REST API").catch((err: unknown) =>
+          request.log.warn({ err, sessionId: id, node: record.nodeId }, "the session's node did not answer; marking it cancelled in the store"),
+        );
+      }
       // Also for a session the store still thinks is running but this process does not hold.
       await store.updateSessionStatus(tenantId, id, { status: "cancelled", from: ["active", "detached"] });
       return reply.status(204).send(null);

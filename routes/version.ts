@@ -3,7 +3,7 @@ import type { RoutePlugin } from "./schemas.ts";
 export interface VersionOptions {
   version: string;
   /** What the server offers: API version, protocols, the default model. */
-  info: () => { api: string; protocols: string[]; defaultModel: string; providers: string[]; store: string; bus: string };
+  info: () => { api: string; protocols: string[]; defaultModel: string; providers: string[]; store: string; bus: string; nodeId: string };
 }
 
 /** `GET /version` (under `/v1`): the server version and what it serves. */
@@ -26,6 +26,7 @@ export const versionRoutes: RoutePlugin<VersionOptions> = async (app, opts) => {
               providers: { type: "array", items: { type: "string" } },
               store: { type: "string" },
               bus: { type: "string" },
+              node_id: { type: "string" },
               node: { type: "string" },
             },
             required: ["name", "version", "api"],
@@ -44,6 +45,7 @@ export const versionRoutes: RoutePlugin<VersionOptions> = async (app, opts) => {
         providers: info.providers,
         store: info.store,
         bus: info.bus,
+        node_id: info.nodeId,
         node: process.version,
       };
     },

@@ -23,13 +23,15 @@ import { sessionRoutes } from "../../routes/sessions.ts";
 import { consoleRoutes } from "../../routes/console.ts";
 import { type Authenticator, registerRestAuth } from "../auth/index.ts";
 import { openStore, type Store } from "../store/index.ts";
-import { createMemoryBus, type EventBus } from "../bus/index.ts";
 import { Teams } from "../teams/index.ts";
 import { encodeTeamEvent } from "../rpc/index.ts";
 import { taskRoutes } from "../../routes/tasks.ts";
 import { teamExtension } from "./team-wiring.ts";
 import { createAuthenticator } from "./auth-setup.ts";
 import { EventLoopWatchdog } from "./event-loop-watchdog.ts";
+import type { EventBus } from "../bus/index.ts";
+import { busReadiness, nodeIdOf, openBus } from "./bus-setup.ts";
+import { createSessionRouting } from "./session-routing.ts";
 import { createMetrics } from "./metrics.ts";
 import { createRateLimits } from "./rate-limit.ts";
 import { acceptEmptyJsonOnBodilessMethods, registerJsonDepthLimit, restValidatorCompiler } from "./rest-validation.ts";
@@ -63,6 +65,8 @@ export interface App {
   readonly registry: SessionRegistry;
   readonly store: Store;
   readonly teams: Teams;
+  /** The event bus (in-memory, or NATS with `NATS_URL`). */
+  readonly bus: EventBus;
   /** Listens on the configured host and port; resolves with the base URL. */
   listen(): Promise<string>;
   /** Stops accepting, drains streams for the grace period, then closes everything. */
@@ -149,20 +153,23 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     if (!overrides.store) await store.close();
   };
   let authenticator: Authenticator;
+  let bus: EventBus | undefined;
   try {
+    bus = overrides.bus ?? (await openBus(config, app.log));
     authenticator = await createAuthenticator(config, store, app.log);
     // Sessions that were running when the previous process died cannot resume.
     const orphaned = await store.markOrphanedSessions(config.nodeId);
     if (orphaned > 0) app.log.warn({ sessions: orphaned }, "marked sessions of a previous run as error");
   } catch (err) {
+    if (!overrides.bus) await bus?.close();
     await closeStore();
     throw err;
   }
+  metrics.observeBus(bus, nodeIdOf(config));
   const authenticate: RpcAuthenticator = overrides.authenticate ?? ((authorization, scope) => authenticator.authenticate(authorization, scope));
   const persistence = overrides.persistence ?? storePersistence(store, config.nodeId, (op, run) => metrics.observeStore(op, run));
   const rateLimits = createRateLimits(config);
 
-  const bus = overrides.bus ?? createMemoryBus();
   const teams = new Teams({
     store,
     bus,
@@ -190,6 +197,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   }
 
   const registry = new SessionRegistry();
+  // Only a networked bus has other nodes to route to.
+  const routing = bus.kind === "memory" ? undefined : createSessionRouting(bus, nodeIdOf(config), registry);
   const openStreams = new Set<SessionStream>();
   const openWatches = new Set<AbortController>();
   let draining = false;
@@ -287,6 +296,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
         () => ({ name: "store", ok: true }),
         (err: unknown) => ({ name: "store", ok: false, error: err instanceof Error ? err.message : String(err) }),
       ),
+      busReadiness(bus),
     ],
   });
   await app.register(openapiRoutes);
@@ -302,10 +312,11 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
           providers: models.providers().map((p: { name: string }) => p.name),
           store: store.kind,
           bus: bus.kind,
+          nodeId: nodeIdOf(config),
         }),
       });
       await v1.register(environmentRoutes, { store, models });
-      await v1.register(sessionRoutes, { store, registry });
+      await v1.register(sessionRoutes, { store, registry, ...(routing ? { endOnOwner: routing.endOnOwner } : {}) });
       await v1.register(taskRoutes, { teams });
       await v1.register(keyRoutes, { store, onKeyCreated: () => authenticator.keysChanged() });
     },
@@ -327,6 +338,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     registry,
     store,
     teams,
+    bus,
     async listen() {
       await app.ready();
       // The one-port server is bound here rather than by `app.listen()`: Fastify's own
@@ -350,6 +362,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     async close() {
       draining = true;
       watchdog?.stop();
+      routing?.close();
       clearInterval(pruneTimer);
       await onePort?.drain(config.shutdownGraceMs, () => {
         for (const stream of openStreams) stream.shutdown();

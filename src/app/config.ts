@@ -106,7 +106,11 @@ export const settings = {
   providersFile: setting("ROZ_PROVIDERS_FILE", undefined, optStr, "JSON/YAML file with more providers and aliases"),
   auth: setting("ROZ_AUTH", "required", oneOf("required", "disabled"), "required or disabled (open with a warning on loopback until a key exists)"),
   databaseUrl: setting("DATABASE_URL", undefined, postgresUrl, "PostgreSQL instead of the embedded store"),
-  natsUrl: setting("NATS_URL", undefined, optStr, "NATS for the event bus and multi-node routing (not available yet: setting it refuses to start)"),
+  natsUrl: setting("NATS_URL", undefined, optStr, "NATS for the event bus and multi-node routing"),
+  natsPrefix: setting("ROZ_NATS_PREFIX", "roz", str, "NATS subject prefix; the JetStream stream is <prefix>_events"),
+  natsMaxAgeMs: setting("ROZ_NATS_MAX_AGE_MS", 86_400_000, int(1000, 365 * 86_400_000), "how long the NATS stream keeps events"),
+  natsMaxBytes: setting("ROZ_NATS_MAX_BYTES", 1024 ** 3, bytes, "size limit of the NATS stream (oldest events discarded)", "1GiB"),
+  natsReplicas: setting("ROZ_NATS_REPLICAS", 1, int(1, 5), "replicas of the NATS stream (3 on a NATS cluster)"),
   corsOrigins: setting("ROZ_CORS_ORIGINS", [] as string[], list, "comma-separated origins allowed for browser clients"),
   maxMessageBytes: setting("ROZ_MAX_MESSAGE_BYTES", 4 * 1024 * 1024, bytes, "largest request message (RPC) and REST body", "4MiB"),
   maxConcurrentStreams: setting("ROZ_MAX_CONCURRENT_STREAMS", 1000, int(1, 1_000_000), "HTTP/2 streams per connection"),
@@ -220,18 +224,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if ((config.tlsCert === undefined) !== (config.tlsKey === undefined)) {
     fail(config.tlsCert === undefined ? "ROZ_TLS_CERT" : "ROZ_TLS_KEY", "ROZ_TLS_CERT and ROZ_TLS_KEY must be set together");
   }
-  refuseUnavailableFeatures(config);
   return config;
-}
-
-/**
- * Settings that are named in DESIGN.md but not built yet: refuse them rather than run
- * without them. Remove an entry here when its feature lands.
- */
-function refuseUnavailableFeatures(config: Config): void {
-  if (config.natsUrl !== undefined) {
-    fail("NATS_URL", "the NATS event bus is not available in this version of roz (it runs on the in-memory bus); unset NATS_URL");
-  }
 }
 
 /** `ROZ_*` names that are not server settings but are used around it (clients, the test suite). */

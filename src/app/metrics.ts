@@ -2,6 +2,7 @@ import { performance } from "node:perf_hooks";
 import type { FastifyInstance } from "fastify";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { TurnRecord } from "../agent/index.ts";
+import type { EventBus } from "../bus/index.ts";
 import type { ModelAdapter, ModelCatalog, ResolvedModel } from "../models/index.ts";
 import type { SessionMetrics, SessionStatus } from "../session/index.ts";
 
@@ -21,6 +22,8 @@ export interface Metrics {
   registerHttp(app: FastifyInstance): void;
   /** Event-loop blocks over the watchdog's threshold. */
   readonly eventLoopBlocks: Counter;
+  /** Exposes the node (`roz_node_info`) and its bus's connection: state gauge and reconnect counter. */
+  observeBus(bus: EventBus, nodeId: string): void;
 }
 
 const seconds = (since: number): number => (performance.now() - since) / 1000;
@@ -142,6 +145,33 @@ export function createMetrics(): Metrics {
           return { ...model, adapter };
         },
       };
+    },
+    observeBus(bus, nodeId) {
+      new Gauge({ name: "roz_node_info", help: "This node: its id and its bus (always 1)", labelNames: ["node_id", "bus"], registers: [registry] }).set(
+        { node_id: nodeId, bus: bus.kind },
+        1,
+      );
+      new Gauge({
+        name: "roz_bus_connected",
+        help: "1 while the event bus is connected (always 1 for the in-memory bus), by bus kind",
+        labelNames: ["bus"],
+        registers: [registry],
+        collect() {
+          this.set({ bus: bus.kind }, (bus.health?.().connected ?? true) ? 1 : 0);
+        },
+      });
+      let counted = 0;
+      new Counter({
+        name: "roz_bus_reconnects_total",
+        help: "Reconnections of the event bus to its server, by bus kind",
+        labelNames: ["bus"],
+        registers: [registry],
+        collect() {
+          const now = bus.health?.().reconnects ?? 0;
+          this.inc({ bus: bus.kind }, now - counted);
+          counted = now;
+        },
+      });
     },
     registerHttp(app) {
       app.addHook("onResponse", async (request, reply) => {

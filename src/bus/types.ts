@@ -42,6 +42,17 @@ export type RequestHandler = (data: Uint8Array, headers: Readonly<Record<string,
 
 export interface Responder {
   close(): void;
+  /** Resolves once requests from other processes reach the handler (a networked bus's round trip). */
+  readonly ready?: Promise<void>;
+}
+
+/** The bus's connection, for `/readyz` and `/metrics` (an embedded bus is always connected). */
+export interface BusHealth {
+  connected: boolean;
+  /** Reconnections since the bus was opened. */
+  reconnects: number;
+  /** Why it is not connected. */
+  error?: string;
 }
 
 export interface EventBus {
@@ -58,6 +69,8 @@ export interface EventBus {
   serve(subject: string, handler: RequestHandler): Responder;
   /** `memory` or `nats`. */
   readonly kind: string;
+  /** The connection's state; absent on buses that cannot lose one. */
+  health?(): BusHealth;
   /** Ends every subscription and responder. */
   close(): Promise<void>;
 }

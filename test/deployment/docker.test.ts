@@ -115,15 +115,14 @@ describe("docker-compose.yml", () => {
     healthcheck?: { test: string[] };
     command?: unknown;
   };
-  const compose = parseYaml(read("docker-compose.yml")) as { services: Record<string, Service>; volumes: Record<string, unknown> };
-  const roz = compose.services["roz"] as Service;
+  // The nodes share their settings through YAML merge keys (`<<: *roz-node`).
+  const compose = parseYaml(read("docker-compose.yml"), { merge: true }) as { services: Record<string, Service>; volumes: Record<string, unknown> };
+  const roz = compose.services["roz1"] as Service;
 
-  it("builds roz with PostgreSQL, a data volume, and starts it after PostgreSQL is healthy", () => {
+  it("builds the roz nodes from this Dockerfile and starts them after PostgreSQL and NATS are healthy", () => {
     expect(roz.build).toBe(".");
-    expect(roz.command).toBeUndefined(); // the image's entrypoint: `run --rm roz keys …` works
-    expect(roz.volumes).toContain("roz-data:/data");
-    expect(Object.keys(compose.volumes).sort()).toEqual(["pgdata", "roz-data"]);
-    expect(roz.depends_on).toEqual({ postgres: { condition: "service_healthy" } });
+    expect(roz.command).toBeUndefined(); // the image's entrypoint: `run --rm roz1 keys …` works
+    expect(roz.depends_on).toEqual({ postgres: { condition: "service_healthy" }, nats: { condition: "service_healthy" } });
     expect(compose.services["postgres"]?.healthcheck?.test.join(" ")).toContain("pg_isready");
   });
 
@@ -135,9 +134,9 @@ describe("docker-compose.yml", () => {
     expect(config.host).toBe("0.0.0.0");
   });
 
-  it("the README documents the first run: `docker compose run --rm roz keys create` before `up`", () => {
+  it("the README documents the first run: `docker compose run --rm roz1 keys create` before `up`", () => {
     const readme = read("README.md");
-    const create = readme.indexOf("docker compose run --rm roz keys create --tenant");
+    const create = readme.indexOf("docker compose run --rm roz1 keys create --tenant");
     const up = readme.indexOf("docker compose up");
     expect(create).toBeGreaterThan(-1);
     expect(up).toBeGreaterThan(create);

@@ -85,12 +85,6 @@ describe.concurrent("startup failures: one line naming the cause, exit code 2", 
       `roz: ROZ_TLS_CERT: cannot read "${missing}": ENOENT: no such file or directory, open '${missing}'`,
     );
   });
-
-  it("NATS_URL is set: the NATS bus is not available in this version", async () => {
-    expect(await failedStart({ NATS_URL: "nats://127.0.0.1:4222" })).toBe(
-      "roz: NATS_URL: the NATS event bus is not available in this version of roz (it runs on the in-memory bus); unset NATS_URL",
-    );
-  });
 });
 
 describe("startup", () => {
