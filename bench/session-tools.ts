@@ -55,7 +55,7 @@ export async function toolRoundTrips(server: ServerProcess, fake: FakeOpenAI, tu
 
 /** create() → arrival at the fake for the same bodies, sent by the `openai` client directly. */
 export async function directRequestLatency(fake: FakeOpenAI, bodies: unknown[]): Promise<number[]> {
-  const client = directClient(fake);
+  const client = directClient(fake.baseURL);
   const samples: number[] = [];
   for (const body of bodies) {
     fake.plan({ text: "done" });

@@ -10,7 +10,7 @@ import { startServerProcess, type ServerProcess } from "./server-process.ts";
 import { type BenchOptions, countFor, fmt, mapLimit, now, perSecond, pick, progress, ratio, type Row, sleep } from "./support.ts";
 import { summarizeProfile } from "./profile.ts";
 
-const TARGET = 0.8;
+const TARGET = 0.9;
 
 interface Measured {
   perSecond: number;
