@@ -9,6 +9,8 @@ interface SseMessage {
 
 /** One SSE block (the lines between blank lines) → its event and data; undefined without data. */
 function parseBlock(block: string): SseMessage | undefined {
+  // The common block of Chat Completions: one `data: ` line (no split, no per-line slices).
+  if (block.startsWith("data: ") && !block.includes("\n")) return { event: undefined, data: block.slice(6) };
   let event: string | undefined;
   let data: string | undefined;
   for (const line of block.split("\n")) {
