@@ -2,19 +2,20 @@
  * Entry point of the load generator's children (forked through ipc.ts), one role each:
  * - `fake`: the fake OpenAI provider, streaming timestamped deltas (timed-frames.ts);
  * - `clients`: the clients of one contender: connect-node sessions of our server
- *   (`ours`), or `openai` clients reading the fake directly (`direct`).
+ *   (`ours`), `openai` clients reading the fake directly (`direct`), or connect-node
+ *   streams of the bare connect-node server writing paced deltas itself (`bare`).
  * Each runs in its own process so that neither shares an event loop with our server, the
  * driver or the other; stamps and arrivals use the machine's monotonic clock.
  */
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { startFakeOpenAI } from "../test/support/fake-openai/index.ts";
-import { type AgentClient, type BenchStream, connectClients, finish, startSession, userMessage } from "./client.ts";
+import { type AgentClient, type BenchStream, connectClients, finish, openStream, startSession, userMessage } from "./client.ts";
 import { failStart, serve } from "./ipc.ts";
 import { chatBody, directClient } from "./session-deltas.ts";
 import { mapLimit, monoMs } from "./support.ts";
 import { stampsOf, timedReply } from "./timed-frames.ts";
 
-export type Contender = "ours" | "direct";
+export type Contender = "ours" | "direct" | "bare";
 
 /** Per session, per delta (in order): arrival minus the fake's send stamp, ms. */
 export type DeltaLatencies = number[][];
@@ -62,11 +63,12 @@ const collectStamps = (into: number[], text: string, arrived: number): void => {
   for (const sent of stampsOf(text)) into.push(arrived - sent);
 };
 
-async function oursRun(streams: BenchStream[]): Promise<DeltaLatencies> {
+/** Each stream sends `message` and collects its stamped TextDeltas until TurnComplete. */
+async function streamsRun(streams: BenchStream[], message: string): Promise<DeltaLatencies> {
   return Promise.all(
     streams.map(async (stream) => {
       const mine: number[] = [];
-      stream.send(userMessage("go"));
+      stream.send(userMessage(message));
       for (;;) {
         const r = await stream.next();
         if (r === undefined) throw new Error("stream ended during the turn");
@@ -99,6 +101,7 @@ async function clientsRole(): Promise<void> {
   let conn: ReturnType<typeof connectClients> | undefined;
   let streams: BenchStream[] = [];
   let prepared: { contender: Contender; fakeBaseURL: string; sessions: number } | undefined;
+  let run: ((r: Record<string, unknown>) => Promise<DeltaLatencies>) | undefined;
   const teardown = async () => {
     await mapLimit(streams.length, 200, (i) => finish(streams[i] as BenchStream));
     streams = [];
@@ -111,17 +114,26 @@ async function clientsRole(): Promise<void> {
       prepare: async (r) => {
         await teardown();
         prepared = { contender: r.contender as Contender, fakeBaseURL: r.fakeBaseURL as string, sessions: r.sessions as number };
-        if (prepared.contender === "ours") {
-          // One connection per session, as separate clients would have.
-          conn = connectClients(r.serverUrl as string, prepared.sessions);
-          const clients = conn.clients;
-          streams = (await mapLimit(prepared.sessions, 50, (i) => startSession(clients[i] as AgentClient, { model: r.model as string }))).map((s) => s.stream);
+        const { contender, sessions } = prepared;
+        if (contender === "direct") {
+          run = () => directRun(prepared!.fakeBaseURL, sessions);
+          return;
+        }
+        // One connection per session, as separate clients would have.
+        conn = connectClients(r.serverUrl as string, sessions);
+        const clients = conn.clients;
+        if (contender === "ours") {
+          streams = (await mapLimit(sessions, 50, (i) => startSession(clients[i] as AgentClient, { model: r.model as string }))).map((s) => s.stream);
+          run = () => streamsRun(streams, "go");
+        } else {
+          streams = clients.map((c) => openStream(c));
+          run = (q) => streamsRun(streams, `pace ${q.tokens} ${q.rate}`);
         }
       },
-      run: async (): Promise<RunResult> => {
-        if (!prepared) throw new Error("run before prepare");
+      run: async (r): Promise<RunResult> => {
+        if (!run) throw new Error("run before prepare");
         loop.take();
-        const latencies = prepared.contender === "ours" ? await oursRun(streams) : await directRun(prepared.fakeBaseURL, prepared.sessions);
+        const latencies = await run(r);
         return { latencies, ...loop.take() };
       },
       finish: teardown,

@@ -3,9 +3,12 @@
  * (1) The latency curve: 50…400 sessions each streaming 100 deltas/s through our server,
  *     against the same load read from the fake provider directly by `openai` clients. The
  *     fake provider and the clients run in children of their own (load-child.ts), our server
- *     in another; contenders alternate within each round. The added latency is the p99 of
+ *     in another; the order of the contenders rotates between rounds. The added latency is the p99 of
  *     per-delta differences: delta k of session i through the server minus delta k of
  *     session i read directly in the same round (both paced from their request by the fake).
+ *     A third contender gives the transport's floor on this machine: the bare connect-node
+ *     server (bare-server.ts) writing the same number of stamped TextDeltas at the same
+ *     pace on as many streams, its CPU per delta measured like ours.
  * (2) 10,000 idle sessions (each its own HTTP/2 stream, on 100 connections): RSS of the
  *     server, and pings on new connections meanwhile.
  */
@@ -31,6 +34,7 @@ const loadChild = fileURLToPath(new URL("./load-child.ts", import.meta.url));
 interface Round {
   ours: { p50: number; p99: number; cpuUsPerDelta: number; cores: number; loopP99Ms: number; clientLoopP99Ms: number };
   direct: { p50: number; p99: number; clientLoopP99Ms: number };
+  bare: { p50: number; p99: number; cpuUsPerDelta: number };
   added: { p50: number; p99: number; pairs: number };
   fakeLoopP99Ms: number;
 }
@@ -51,19 +55,22 @@ interface Load {
 
 interface Rig {
   server: ServerProcess;
+  bare: ServerProcess;
   fake: IpcChild;
   clients: IpcChild;
   fakeBaseURL: string;
 }
 
 async function measure(rig: Rig, load: Load, contender: Contender): Promise<{ run: RunResult; cpuUs: number; wallMs: number; loopP99Ms: number }> {
-  await rig.clients.ask("prepare", { contender, sessions: load.sessions, serverUrl: rig.server.url, fakeBaseURL: rig.fakeBaseURL, model: BENCH_MODEL });
-  await rig.fake.ask("plan", { count: load.sessions, tokens: load.tokens, rate: RATE });
-  const before = await rig.server.stats();
+  // `direct` has no server of ours: its figures come from the idle server and mean nothing.
+  const server = contender === "bare" ? rig.bare : rig.server;
+  await rig.clients.ask("prepare", { contender, sessions: load.sessions, serverUrl: server.url, fakeBaseURL: rig.fakeBaseURL, model: BENCH_MODEL });
+  if (contender !== "bare") await rig.fake.ask("plan", { count: load.sessions, tokens: load.tokens, rate: RATE });
+  const before = await server.stats();
   const started = now();
-  const run = await rig.clients.ask<RunResult>("run");
+  const run = await rig.clients.ask<RunResult>("run", { tokens: load.tokens, rate: RATE });
   const wallMs = now() - started;
-  const after = await rig.server.stats();
+  const after = await server.stats();
   await rig.clients.ask("finish");
   return { run, cpuUs: after.cpuUs - before.cpuUs, wallMs, loopP99Ms: after.loopDelayP99Ms };
 }
@@ -81,20 +88,25 @@ function pairedDifferences(ours: number[][], direct: number[][], warmup: number)
   return out;
 }
 
-async function round(rig: Rig, load: Load, oursFirst: boolean): Promise<Round> {
-  const order: Contender[] = oursFirst ? ["ours", "direct"] : ["direct", "ours"];
+const CONTENDERS: Contender[] = ["ours", "direct", "bare"];
+
+/** One round of `load`, the contenders in the order of round `index` (rotated each round). */
+async function round(rig: Rig, load: Load, index: number): Promise<Round> {
+  const order = CONTENDERS.map((_, i) => CONTENDERS[(i + index) % CONTENDERS.length] as Contender);
   const results: Partial<Record<Contender, Awaited<ReturnType<typeof measure>>>> = {};
   for (const contender of order) results[contender] = await measure(rig, load, contender);
   const fakeLoop = await rig.fake.ask<{ loopP99Ms: number }>("loop");
   const o = results.ours!;
   const d = results.direct!;
-  for (const [name, r] of [["ours", o], ["direct", d]] as const) {
+  const b = results.bare!;
+  for (const [name, r] of [["ours", o], ["direct", d], ["bare", b]] as const) {
     const short = r.run.latencies.filter((s) => s.length !== load.tokens).length;
     if (short > 0) throw new Error(`${name}: ${short} of ${load.sessions} sessions did not get all ${load.tokens} deltas`);
   }
   const os = summarize(pooled(o.run.latencies, load.warmup));
   const ds = summarize(pooled(d.run.latencies, load.warmup));
   const diffs = summarize(pairedDifferences(o.run.latencies, d.run.latencies, load.warmup));
+  const bs = summarize(pooled(b.run.latencies, load.warmup));
   return {
     ours: {
       p50: os.p50,
@@ -105,6 +117,7 @@ async function round(rig: Rig, load: Load, oursFirst: boolean): Promise<Round> {
       clientLoopP99Ms: o.run.loopP99Ms,
     },
     direct: { p50: ds.p50, p99: ds.p99, clientLoopP99Ms: d.run.loopP99Ms },
+    bare: { p50: bs.p50, p99: bs.p99, cpuUsPerDelta: b.cpuUs / (load.sessions * load.tokens) },
     added: { p50: diffs.p50, p99: diffs.p99, pairs: diffs.n },
     fakeLoopP99Ms: fakeLoop.loopP99Ms,
   };
@@ -125,6 +138,9 @@ function curveRows(point: CurvePoint): Row[] {
   const added99 = at((r) => r.added.p99);
   const added50 = at((r) => r.added.p50);
   const cpu = at((r) => r.ours.cpuUsPerDelta);
+  const bareCpu = at((r) => r.bare.cpuUsPerDelta);
+  const bareP99 = at((r) => r.bare.p99);
+  const cpuRatio = at((r) => r.ours.cpuUsPerDelta / r.bare.cpuUsPerDelta);
   const oursP50 = at((r) => r.ours.p50);
   const oursP99 = at((r) => r.ours.p99);
   const directP50 = at((r) => r.direct.p50);
@@ -155,6 +171,12 @@ function curveRows(point: CurvePoint): Row[] {
       note: `${fmt(cores.median * 100)}% of a core; ${spread(cpu, 1)}`,
       ...(targeted || point.sessions < TARGET_SESSIONS ? { target: `≤ ${CPU_TARGET_US} µs`, ok: cpu.median <= CPU_TARGET_US } : {}),
     },
+    {
+      metric: `${label}: bare connect-node CPU per delta`,
+      measured: `${fmt(bareCpu.median, 1)} µs`,
+      note: `the transport's floor on this machine, same pace (${spread(bareCpu, 1)}); its delta latency p99 ${ms(bareP99.median)}`,
+    },
+    { metric: `${label}: server CPU per delta, ours / bare`, measured: fmt(cpuRatio.median, 2), note: spread(cpuRatio) },
     { metric: `${label}: server event-loop delay p99`, measured: ms(loop.median), note: spread(loop) },
   ];
 }
@@ -170,26 +192,29 @@ async function latencyCurve(options: BenchOptions): Promise<{ rows: Row[]; curve
   const fake = await forkChild(loadChild, { ROZ_BENCH_ROLE: "fake" });
   let clients: IpcChild | undefined;
   let server: ServerProcess | undefined;
+  let bare: ServerProcess | undefined;
   try {
     const fakeBaseURL = (fake.ready as { baseURL: string }).baseURL;
     server = await startServerProcess(
       { kind: "roz", env: { OPENAI_API_KEY: "bench", OPENAI_BASE_URL: fakeBaseURL, ROZ_OPENAI_API: "chat" } },
       { profile: options.profile },
     );
+    bare = await startServerProcess({ kind: "bare" });
     clients = await forkChild(loadChild, { ROZ_BENCH_ROLE: "clients" });
-    const rig: Rig = { server, fake, clients, fakeBaseURL };
+    const rig: Rig = { server, bare, fake, clients, fakeBaseURL };
     // Not counted: loads every code path (the tokenizer's tables, JIT) in all three processes.
     progress(`scale: warm-up round, ${loads[0]} sessions`);
-    await round(rig, { sessions: loads[0] as number, tokens: Math.round(RATE * 0.5), warmup: 0 }, true);
+    await round(rig, { sessions: loads[0] as number, tokens: Math.round(RATE * 0.5), warmup: 0 }, 0);
     for (const sessions of loads) {
-      progress(`scale: ${sessions} sessions x ${RATE} deltas/s for ${seconds} s, ${rounds} round(s) alternating ours and direct`);
+      progress(`scale: ${sessions} sessions x ${RATE} deltas/s for ${seconds} s, ${rounds} round(s) rotating ours, direct and bare`);
       const point: CurvePoint = { sessions, rate: RATE, rounds: [] };
-      for (let r = 0; r < rounds; r++) point.rounds.push(await round(rig, { sessions, tokens, warmup }, r % 2 === 0));
+      for (let r = 0; r < rounds; r++) point.rounds.push(await round(rig, { sessions, tokens, warmup }, r));
       curve.push(point);
       rows.push(...curveRows(point));
     }
   } finally {
     const profile = await server?.close();
+    await bare?.close();
     await clients?.close();
     await fake.close();
     if (profile) summarizeProfile(profile, "scale: our server (latency curve)");
