@@ -64,13 +64,14 @@ export function printComparison(earlierPath: string, current: RunFile): void {
 /** Median over rounds of one figure of a curve point. */
 const medianOf = (p: CurvePoint, of: (r: CurvePoint["rounds"][number]) => number): number => quantile(p.rounds.map(of).sort((a, b) => a - b), 0.5);
 
-/** Latency (ms, log scale) against sessions: ours p50/p99, direct p99, added p99 (paired). */
+/** Latency (ms, log scale) against sessions: ours p50/p99, direct p99, added p99 (paired), the bare server's p99. */
 export function latencyChart(curve: readonly CurvePoint[], title: string): string {
   const series = [
     { name: "ours p99", color: "#d62728", of: (r: CurvePoint["rounds"][number]) => r.ours.p99 },
     { name: "ours p50", color: "#ff9896", of: (r: CurvePoint["rounds"][number]) => r.ours.p50 },
     { name: "direct p99", color: "#1f77b4", of: (r: CurvePoint["rounds"][number]) => r.direct.p99 },
     { name: "added p99 (paired)", color: "#2ca02c", of: (r: CurvePoint["rounds"][number]) => r.added.p99 },
+    { name: "bare connect-node p99", color: "#7f7f7f", of: (r: CurvePoint["rounds"][number]) => r.bare.p99 },
   ];
   const W = 640;
   const H = 400;
