@@ -1,5 +1,5 @@
 /**
- * Section "abuse" (issue 9): each attack of the resilience report against our server (a child
+ * Section "abuse": each attack of the resilience report against our server (a child
  * process), next to a bystander session that pings every 10 ms. For each attack: the longest
  * event-loop block of the server meanwhile and the bystander's p99 round trip (targets: both
  * under 50 ms), plus memory after the stream floods. The baseline is the bystander alone.

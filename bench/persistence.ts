@@ -1,5 +1,5 @@
 /**
- * Section "persistence" (issue 5): (a) turns stored per second by `Store.appendTurn`
+ * Section "persistence": (a) turns stored per second by `Store.appendTurn`
  * directly, SQLite and PostgreSQL, one writer and eight; (b) a session's turn latency
  * through our server (scripted model) with each store against `MemoryPersistence`, all
  * servers running side by side and measured in alternating blocks so noise hits all alike.

@@ -1,48 +1,74 @@
 /**
- * `npm run bench [-- --quick] [-- --profile] [-- <section>…]`: measures our server against
- * baselines taken in the same run and prints one table per section with target, measured
- * value and OK/MISS. The machine is shared and noisy, so nothing here fails on a timing:
- * the exit code is 0 unless a section crashed (then 1, after the other sections ran).
+ * `npm run bench [-- --quick] [-- --profile] [-- --compare FILE] [-- <section>…]`: measures
+ * our server against baselines taken in the same run and prints one table per section with
+ * target, measured value and OK/MISS. The machine is shared and noisy, so nothing here fails
+ * on a timing: the exit code is 0 unless a section crashed (then 1, after the other sections
+ * ran). Every run is saved under bench/results/ (JSON, and an SVG of the latency curve);
+ * `--compare FILE` then prints the change of each metric against that earlier run.
  *
- * Sections: transport (issue 3), session (issue 4), persistence (issue 5), anthropic, envelope (event formats), teams, abuse (issue 9), bus.
+ * Sections: transport, session, scale, persistence, anthropic, envelope, teams, abuse, bus.
  */
 import { runAbuse } from "./abuse.ts";
 import { runAnthropic } from "./anthropic.ts";
 import { runBus } from "./bus.ts";
 import { runEnvelope } from "./envelope.ts";
 import { runPersistence } from "./persistence.ts";
+import { printComparison, type RunFile, saveRun } from "./results.ts";
+import { runScale } from "./scale.ts";
 import { runSession } from "./session.ts";
 import { type BenchOptions, printTable, type Row, within } from "./support.ts";
 import { runTeams } from "./teams.ts";
 import { runTransport } from "./transport.ts";
 
 const sections: Record<string, { title: string; run: (options: BenchOptions) => Promise<Row[]> }> = {
-  transport: { title: "transport (issue 3): StreamSession ping/pong", run: runTransport },
-  session: { title: "session (issue 4): deltas, latency, tools, idle memory", run: runSession },
-  persistence: { title: "persistence (issue 5): turns stored, turn latency", run: runPersistence },
+  transport: { title: "transport: StreamSession ping/pong", run: runTransport },
+  session: { title: "session: deltas, tools, idle memory", run: runSession },
+  scale: { title: "scale: latency curve over sessions, 10,000 idle sessions", run: runScale },
+  persistence: { title: "persistence: turns stored, turn latency", run: runPersistence },
   anthropic: { title: "anthropic: deltas through the Messages adapter vs the SDK direct", run: runAnthropic },
   envelope: { title: "envelope: event formats encoded at the wire edge", run: runEnvelope },
   teams: { title: "teams: TeamEvents to watchers, WatchTeam replay", run: runTeams },
-  abuse: { title: "abuse (issue 9): event-loop blocks and a bystander's p99 ping per attack", run: runAbuse },
+  abuse: { title: "abuse: event-loop blocks and a bystander's p99 ping per attack", run: runAbuse },
   bus: { title: "bus: NATS JetStream against the in-memory bus", run: runBus },
 };
 
-const usage = `usage: npm run bench -- [--quick] [--profile] [${Object.keys(sections).join("|")}]…`;
+const usage = `usage: npm run bench -- [--quick] [--profile] [--compare FILE] [${Object.keys(sections).join("|")}]…`;
+
+interface Args {
+  flags: Set<string>;
+  names: string[];
+  compare?: string;
+}
+
+function parseArgs(argv: string[]): Args | { error: string } {
+  const args: Args = { flags: new Set(), names: [] };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string;
+    if (a === "--compare") {
+      const file = argv[++i];
+      if (file === undefined) return { error: "--compare needs a FILE (a JSON of bench/results/)" };
+      args.compare = file;
+    } else if (a.startsWith("--compare=")) args.compare = a.slice("--compare=".length);
+    else if (a.startsWith("--")) args.flags.add(a);
+    else args.names.push(a);
+  }
+  const unknown = [...args.names.filter((n) => !(n in sections)), ...[...args.flags].filter((f) => !["--quick", "--profile", "--help"].includes(f))];
+  return unknown.length > 0 ? { error: `unknown argument(s): ${unknown.join(", ")}` } : args;
+}
 
 async function main(argv: string[]): Promise<number> {
-  const flags = new Set(argv.filter((a) => a.startsWith("--")));
-  const names = argv.filter((a) => !a.startsWith("--"));
-  const unknown = [...names.filter((n) => !(n in sections)), ...[...flags].filter((f) => !["--quick", "--profile", "--help"].includes(f))];
-  if (unknown.length > 0 || flags.has("--help")) {
-    if (unknown.length === 0) {
-      console.log(usage);
-      return 0;
-    }
-    console.error(`unknown argument(s): ${unknown.join(", ")}\n${usage}`);
+  const args = parseArgs(argv);
+  if ("error" in args) {
+    console.error(`${args.error}\n${usage}`);
     return 2;
   }
-  const options: BenchOptions = { quick: flags.has("--quick"), profile: flags.has("--profile") };
-  const chosen = names.length > 0 ? names : Object.keys(sections);
+  if (args.flags.has("--help")) {
+    console.log(usage);
+    return 0;
+  }
+  const options: BenchOptions = { quick: args.flags.has("--quick"), profile: args.flags.has("--profile"), figures: {} };
+  const chosen = args.names.length > 0 ? args.names : Object.keys(sections);
+  const run: RunFile = { startedAt: new Date().toISOString(), node: process.version, quick: options.quick, sections: {}, figures: options.figures };
   console.log(`roz bench (${options.quick ? "quick" : "full"}), node ${process.version}, ${chosen.join(", ")}`);
   console.log("Every ratio compares with a baseline measured in this same run; OK/MISS never changes the exit code.");
   let failed = false;
@@ -53,6 +79,7 @@ async function main(argv: string[]): Promise<number> {
     try {
       // A wedged section is reported as crashed instead of hanging the whole run.
       const rows = await within(section.run(options), options.quick ? 120_000 : 300_000, `section ${name}`);
+      run.sections[name] = rows;
       printTable(`${section.title} [${((Date.now() - t0) / 1000).toFixed(0)} s]`, rows);
     } catch (err) {
       failed = true;
@@ -60,6 +87,15 @@ async function main(argv: string[]): Promise<number> {
     }
   }
   console.log(`\ntotal ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  console.log(`saved ${saveRun(run)}`);
+  if (args.compare) {
+    try {
+      printComparison(args.compare, run);
+    } catch (err) {
+      console.error(`--compare ${args.compare}: ${err instanceof Error ? err.message : String(err)}`);
+      failed = true;
+    }
+  }
   return failed ? 1 : 0;
 }
 

@@ -1,22 +1,20 @@
 /**
- * Session deltas (issue 4, parts 1 and 2): how fast one session relays a provider that
- * streams as fast as it can, and how much latency the server adds per delta when many
- * sessions stream at a steady rate. Each is compared with the same fake provider consumed
- * directly by the `openai` client in this process.
+ * Session deltas: how fast one session relays a provider that streams as
+ * fast as it can, compared with the same fake provider consumed directly by the `openai`
+ * client in this process. (The latency under load is section `scale`.)
  */
 import OpenAI from "openai";
 import type { FakeOpenAI } from "../test/support/fake-openai/index.ts";
 import { type AgentClient, connectClients, finish, openStream, startSession, userMessage } from "./client.ts";
 import type { ServerProcess } from "./server-process.ts";
-import { mapLimit, now, type Summary, summarize } from "./support.ts";
-import { stampsOf, timedReply } from "./timed-frames.ts";
+import { now } from "./support.ts";
 
 export const BENCH_MODEL = "openai/fake-model";
 
 /** The `openai` client as our provider builds it: no retries, the fake's base URL. */
-export const directClient = (fake: FakeOpenAI): OpenAI => new OpenAI({ apiKey: "bench", baseURL: fake.baseURL, maxRetries: 0 });
+export const directClient = (baseURL: string): OpenAI => new OpenAI({ apiKey: "bench", baseURL, maxRetries: 0 });
 
-const chatBody = { model: "fake-model", messages: [{ role: "user" as const, content: "go" }], stream: true as const, stream_options: { include_usage: true } };
+export const chatBody = { model: "fake-model", messages: [{ role: "user" as const, content: "go" }], stream: true as const, stream_options: { include_usage: true } };
 
 export interface Throughput {
   /** Deltas per second, first request to last delta. */
@@ -82,7 +80,7 @@ export type DirectTextStream = () => AsyncIterable<string>;
 
 /** The `openai` client streaming the fake's Chat Completions reply. */
 export function openaiTextStream(fake: FakeOpenAI): DirectTextStream {
-  const client = directClient(fake);
+  const client = directClient(fake.baseURL);
   return async function* () {
     const stream = await client.chat.completions.create(chatBody);
     for await (const chunk of stream) {
@@ -100,81 +98,4 @@ export async function directThroughput(fake: FakeOpenAI, tokens: number, read: D
   for await (const _text of read()) deltas++;
   if (deltas !== tokens) throw new Error(`expected ${tokens} deltas, got ${deltas}`);
   return deltas / ((now() - started) / 1000);
-}
-
-export interface LatencyRun {
-  /** Fake write → client arrival, per delta, ms (warm-up excluded). */
-  latency: Summary;
-  /** Through our server only: its CPU use over the run (cores), CPU per delta (µs) and event-loop delay (ms). */
-  server?: { cores: number; cpuUsPerDelta: number; loopP99Ms: number; loopMaxMs: number };
-}
-
-export interface LatencyLoad {
-  sessions: number;
-  rate: number;
-  seconds: number;
-  /** Deltas sent before this many ms into the run are not counted (start-up burst). */
-  warmupMs: number;
-}
-
-/** `load.sessions` sessions of our server, each streaming `rate` deltas/s. */
-export async function sessionLatency(server: ServerProcess, fake: FakeOpenAI, load: LatencyLoad): Promise<LatencyRun> {
-  // One connection per session, as separate clients would have.
-  const conn = connectClients(server.url, load.sessions);
-  try {
-    const sessions = await mapLimit(load.sessions, 50, (i) => startSession(conn.clients[i] as AgentClient, { model: BENCH_MODEL }));
-    const reply = timedReply(Math.round(load.rate * load.seconds), load.rate);
-    fake.plan(...sessions.map(() => reply));
-    const before = await server.stats();
-    const started = now();
-    const samples = await Promise.all(
-      sessions.map(async ({ stream }) => {
-        const mine: number[] = [];
-        stream.send(userMessage("go"));
-        for (;;) {
-          const r = await stream.next();
-          if (r === undefined) throw new Error("stream ended during the turn");
-          if (r.response.case === "textDelta") {
-            const arrived = now();
-            for (const sent of stampsOf(r.response.value.content)) if (sent - started >= load.warmupMs) mine.push(arrived - sent);
-          } else if (r.response.case === "turnComplete") break;
-          else if (r.response.case === "error") throw new Error(`${r.response.value.code}: ${r.response.value.message}`);
-        }
-        return mine;
-      }),
-    );
-    const after = await server.stats();
-    const wall = now() - started;
-    await Promise.all(sessions.map(({ stream }) => finish(stream)));
-    const cpuUs = after.cpuUs - before.cpuUs;
-    const deltas = load.sessions * Math.round(load.rate * load.seconds);
-    return {
-      latency: summarize(samples.flat()),
-      server: { cores: cpuUs / 1000 / wall, cpuUsPerDelta: cpuUs / deltas, loopP99Ms: after.loopDelayP99Ms, loopMaxMs: after.loopDelayMaxMs },
-    };
-  } finally {
-    conn.close();
-  }
-}
-
-/** The same load consumed by `openai` clients directly (one client, as our provider has). */
-export async function directLatency(fake: FakeOpenAI, load: LatencyLoad): Promise<LatencyRun> {
-  const client = directClient(fake);
-  const reply = timedReply(Math.round(load.rate * load.seconds), load.rate);
-  fake.plan(...Array.from({ length: load.sessions }, () => reply));
-  const started = now();
-  const samples = await Promise.all(
-    Array.from({ length: load.sessions }, async () => {
-      const mine: number[] = [];
-      const stream = await client.chat.completions.create(chatBody);
-      for await (const chunk of stream) {
-        const content = chunk.choices[0]?.delta?.content;
-        if (!content) continue;
-        const arrived = now();
-        for (const sent of stampsOf(content)) if (sent - started >= load.warmupMs) mine.push(arrived - sent);
-      }
-      return mine;
-    }),
-  );
-  return { latency: summarize(samples.flat()) };
 }

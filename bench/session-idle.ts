@@ -1,5 +1,5 @@
 /**
- * Idle sessions (issue 4, part 4): the server child's resident memory per started,
+ * Idle sessions: the server child's resident memory per started,
  * turn-less session, read from /proc/<pid>/status after a full GC, minus the same reading
  * taken after a warm-up with no session open.
  */

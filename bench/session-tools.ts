@@ -1,5 +1,5 @@
 /**
- * Tool round trip (issue 4, part 3): the time from the client sending a ToolResult to the
+ * Tool round trip: the time from the client sending a ToolResult to the
  * server's next model request arriving at the fake provider. The baseline is the `openai`
  * client sending the very same request bodies directly (create() → arrival), so the
  * difference is what our server adds on top of the provider call itself.
@@ -55,7 +55,7 @@ export async function toolRoundTrips(server: ServerProcess, fake: FakeOpenAI, tu
 
 /** create() → arrival at the fake for the same bodies, sent by the `openai` client directly. */
 export async function directRequestLatency(fake: FakeOpenAI, bodies: unknown[]): Promise<number[]> {
-  const client = directClient(fake);
+  const client = directClient(fake.baseURL);
   const samples: number[] = [];
   for (const body of bodies) {
     fake.plan({ text: "done" });

@@ -1,25 +1,16 @@
 /**
- * Section "session" (issue 4): (1) deltas/s through one session vs the `openai` client
- * reading the same fake provider directly; (2) latency added per delta with many sessions
- * streaming at a steady rate; (3) latency added to a tool round trip; (4) memory per idle
- * session. The fake provider and the clients live in this process, our server in a child.
+ * Section "session": (1) deltas/s through one session vs the `openai` client
+ * reading the same fake provider directly; (2) latency added to a tool round trip; (3)
+ * memory per idle session. The fake provider and the clients live in this process, our
+ * server in a child. Latency under load with many sessions is section `scale`.
  */
 import { type FakeOpenAI, startFakeOpenAI } from "../test/support/fake-openai/index.ts";
 import { summarizeProfile } from "./profile.ts";
-import {
-  bareStreamThroughput,
-  directLatency,
-  directThroughput,
-  type LatencyLoad,
-  type LatencyRun,
-  sessionLatency,
-  sessionThroughput,
-  type Throughput,
-} from "./session-deltas.ts";
+import { bareStreamThroughput, directThroughput, sessionThroughput, type Throughput } from "./session-deltas.ts";
 import { idleMemory } from "./session-idle.ts";
 import { directRequestLatency, toolRoundTrips } from "./session-tools.ts";
 import { type ServerProcess, startServerProcess } from "./server-process.ts";
-import { type BenchOptions, fmt, ms, perSecond, pick, progress, ratio, type Row, sleep, summarize } from "./support.ts";
+import { type BenchOptions, fmt, ms, perSecond, pick, progress, ratio, type Row, summarize } from "./support.ts";
 
 const THROUGHPUT_TARGET = 0.7;
 const ADDED_P99_TARGET_MS = 5;
@@ -53,35 +44,6 @@ async function throughputRows(options: BenchOptions, server: ServerProcess, fake
       metric: "TextDelta msgs/s, bare connect-node stream",
       measured: perSecond(ceiling),
       note: `one message per delta caps any server at this (ours = ${ratio(ours.perSecond / ceiling)} of it)`,
-    },
-  ];
-}
-
-function serverNote(run: LatencyRun): string {
-  const s = run.server;
-  if (!s) return "";
-  return `server: ${fmt(s.cores * 100)}% of a core, ${fmt(s.cpuUsPerDelta, 1)} µs CPU/delta, event-loop delay p99 ${fmt(s.loopP99Ms, 1)} ms, max ${fmt(s.loopMaxMs)} ms`;
-}
-
-async function latencyRows(server: ServerProcess, fake: FakeOpenAI, load: LatencyLoad, target: boolean): Promise<Row[]> {
-  progress(`session: delta latency, ${load.sessions} sessions x ${load.rate} deltas/s for ${load.seconds} s, ours then direct`);
-  const viaServer = await sessionLatency(server, fake, load);
-  await sleep(200);
-  const bare = await directLatency(fake, load);
-  const added = { p50: viaServer.latency.p50 - bare.latency.p50, p99: viaServer.latency.p99 - bare.latency.p99 };
-  const label = `${load.sessions}x${load.rate}/s`;
-  return [
-    {
-      metric: `delta latency p50/p99, ${label}: ours`,
-      measured: `${ms(viaServer.latency.p50)} / ${ms(viaServer.latency.p99)}`,
-      note: serverNote(viaServer),
-    },
-    { metric: `delta latency p50/p99, ${label}: direct`, measured: `${ms(bare.latency.p50)} / ${ms(bare.latency.p99)}`, note: `${fmt(bare.latency.n)} deltas` },
-    { metric: `delta latency added, ${label}, p50`, measured: ms(added.p50) },
-    {
-      metric: `delta latency added, ${label}, p99`,
-      measured: ms(added.p99),
-      ...(target ? { target: `< ${ADDED_P99_TARGET_MS} ms`, ok: added.p99 < ADDED_P99_TARGET_MS } : { note: "lighter load, for context" }),
     },
   ];
 }
@@ -129,10 +91,6 @@ export async function runSession(options: BenchOptions): Promise<Row[]> {
   );
   try {
     rows.push(...(await throughputRows(options, server, fake)));
-    const seconds = pick(options, 4, 1.5);
-    const warmupMs = pick(options, 1000, 500);
-    if (!options.quick) rows.push(...(await latencyRows(server, fake, { sessions: 50, rate: 100, seconds, warmupMs }, false)));
-    rows.push(...(await latencyRows(server, fake, { sessions: 200, rate: 100, seconds, warmupMs }, true)));
     rows.push(...(await toolRows(options, server, fake)));
   } finally {
     const profile = await server.close();

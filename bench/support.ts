@@ -13,6 +13,8 @@ export interface BenchOptions {
   quick: boolean;
   /** Run server children under `--cpu-prof` and print their hottest functions. */
   profile: boolean;
+  /** Structured figures a section wants saved with the run (results.ts), by name. */
+  figures: Record<string, unknown>;
 }
 
 /** `full` normally, `quick` with `--quick`. */
@@ -20,6 +22,12 @@ export const pick = <T>(options: BenchOptions, full: T, quick: T): T => (options
 
 /** Milliseconds on the monotonic clock of this process (sub-millisecond resolution). */
 export const now = (): number => performance.now();
+
+/**
+ * Milliseconds on CLOCK_MONOTONIC, which every process of the machine shares: a stamp
+ * taken in the fake provider's process can be compared with an arrival in a client's.
+ */
+export const monoMs = (): number => Number(process.hrtime.bigint()) / 1e6;
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -52,6 +60,8 @@ export interface Row {
   measured: string;
   ok?: boolean;
   note?: string;
+  /** The number `--compare` compares (default: the first number in `measured`). */
+  value?: number;
 }
 
 /** Prints a section's rows as an aligned table with an OK/MISS column. */

@@ -7,6 +7,7 @@ import {
   type ResolvedModel,
   type TokenUsage,
   type ToolDefinition,
+  pushEvents,
   withProviderToolNames,
 } from "../models/index.ts";
 import type { TokenCounter } from "./tokens.ts";
@@ -44,70 +45,72 @@ export interface ModelCallInput {
   onDelta?: (kind: "text" | "thinking", text: string) => void;
 }
 
-const ABORTED = Symbol("aborted");
-/** Longest stretch of event handling before the loop lets the event loop run. */
-const YIELD_EVERY_MS = 2;
-
 /**
  * Streams one model call and collects it. Never throws for the model's sake: a thrown
  * adapter error is returned as `end.failed`, and an abort as `end.aborted` the moment the
- * signal fires, even when the adapter is slow to notice (its iterator is then closed in
- * the background). Errors thrown by `onDelta` propagate: they are the caller's bugs.
+ * signal fires, even when the adapter is slow to notice (what it pushes after that is
+ * ignored). Errors thrown by `onDelta` propagate: they are the caller's bugs (the call is
+ * then aborted).
+ *
+ * The adapter pushes its events (see `pushEvents`): each is collected in the call that
+ * parsed it, with no promise per event.
  */
-export async function callModel(input: ModelCallInput): Promise<ModelCallResult> {
+export function callModel(input: ModelCallInput): Promise<ModelCallResult> {
   const result: ModelCallResult = { text: "", thinking: "", toolCalls: [], usage: emptyUsage(), end: { kind: "complete" } };
   const { signal } = input;
-  if (signal.aborted) return { ...result, end: { kind: "aborted" } };
-
-  let onAbort: (() => void) | undefined;
-  const aborted = new Promise<typeof ABORTED>((resolve) => {
-    onAbort = () => resolve(ABORTED);
+  if (signal.aborted) return Promise.resolve({ ...result, end: { kind: "aborted" } });
+  // Aborted by the turn, or by us when `onDelta` failed.
+  const stop = new AbortController();
+  const callSignal = AbortSignal.any([signal, stop.signal]);
+  return new Promise<ModelCallResult>((resolve, reject) => {
+    let settled = false;
+    const settle = (): boolean => {
+      if (settled) return false;
+      settled = true;
+      signal.removeEventListener("abort", onAbort);
+      return true;
+    };
+    const onAbort = (): void => {
+      if (settle()) resolve({ ...result, usage: usageOfCut(input, result), end: { kind: "aborted" } });
+    };
     signal.addEventListener("abort", onAbort, { once: true });
-  });
-  let iterator: AsyncIterator<ModelEvent> | undefined;
-  let lastYield = performance.now();
-  try {
+    const sink = (event: ModelEvent): void => {
+      if (settled) return;
+      try {
+        collect(result, event, input.onDelta);
+      } catch (err) {
+        if (settle()) reject(err);
+        stop.abort();
+      }
+    };
     // Whatever the client named its tools, the provider sees names it accepts (and the calls
     // that come back carry the client's names again).
-    iterator = withProviderToolNames(input.model.adapter)
-      .stream({
-        model: input.model.modelId,
-        system: input.system,
-        messages: input.messages,
-        tools: input.tools,
-        ...(input.maxOutputTokens !== undefined ? { maxOutputTokens: input.maxOutputTokens } : {}),
-        signal,
-      })
-      [Symbol.asyncIterator]();
-    for (;;) {
-      const next = iterator.next();
-      // The race may leave `next` pending; its later rejection must not go unhandled.
-      next.catch(() => undefined);
-      const step = await Promise.race([next, aborted]);
-      if (step === ABORTED) {
-        const it = iterator;
-        iterator = undefined;
-        void Promise.resolve()
-          .then(() => it.return?.())
-          .catch(() => undefined);
-        return { ...result, usage: usageOfCut(input, result), end: { kind: "aborted" } };
-      }
-      if (step.done === true) break;
-      collect(result, step.value, input.onDelta);
-      // Chunks already buffered resolve as microtasks: yield now and then so that writes,
-      // timers and other sessions get their turn while a fast provider floods us.
-      if (performance.now() - lastYield > YIELD_EVERY_MS) {
-        await new Promise((resolve) => setImmediate(resolve));
-        lastYield = performance.now();
-      }
+    let running: Promise<void>;
+    try {
+      running = pushEvents(
+        withProviderToolNames(input.model.adapter),
+        {
+          model: input.model.modelId,
+          system: input.system,
+          messages: input.messages,
+          tools: input.tools,
+          ...(input.maxOutputTokens !== undefined ? { maxOutputTokens: input.maxOutputTokens } : {}),
+          signal: callSignal,
+        },
+        sink,
+      );
+    } catch (error) {
+      running = Promise.reject(error);
     }
-    return result;
-  } catch (error) {
-    if (error instanceof DeltaCallbackError) throw error.cause;
-    return { ...result, usage: usageOfCut(input, result), end: signal.aborted ? { kind: "aborted" } : { kind: "failed", error } };
-  } finally {
-    if (onAbort !== undefined) signal.removeEventListener("abort", onAbort);
-  }
+    running.then(
+      () => {
+        if (settle()) resolve(result);
+      },
+      (error: unknown) => {
+        if (settle()) resolve({ ...result, usage: usageOfCut(input, result), end: signal.aborted ? { kind: "aborted" } : { kind: "failed", error } });
+      },
+    );
+  });
 }
 
 /** The reported usage, or an estimate when the call was cut before any was reported. */
@@ -115,9 +118,6 @@ function usageOfCut(input: ModelCallInput, result: ModelCallResult): TokenUsage 
   const reported = result.usage.inputTokens + result.usage.outputTokens > 0;
   return reported ? result.usage : estimateCutUsage(input, result);
 }
-
-/** Wraps an error of the caller's `onDelta` so it is not mistaken for a model error. */
-class DeltaCallbackError extends Error {}
 
 function collect(result: ModelCallResult, event: ModelEvent, onDelta: ModelCallInput["onDelta"]): void {
   switch (event.type) {
@@ -145,12 +145,7 @@ function collect(result: ModelCallResult, event: ModelEvent, onDelta: ModelCallI
 }
 
 function deliver(onDelta: ModelCallInput["onDelta"], kind: "text" | "thinking", text: string): void {
-  if (onDelta === undefined || text === "") return;
-  try {
-    onDelta(kind, text);
-  } catch (err) {
-    throw new DeltaCallbackError("onDelta failed", { cause: err });
-  }
+  if (onDelta !== undefined && text !== "") onDelta(kind, text);
 }
 
 /**

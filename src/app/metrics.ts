@@ -3,7 +3,7 @@ import type { FastifyInstance } from "fastify";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { TurnRecord } from "../agent/index.ts";
 import type { EventBus } from "../bus/index.ts";
-import type { ModelAdapter, ModelCatalog, ResolvedModel } from "../models/index.ts";
+import { type ModelAdapter, type ModelCatalog, type ModelEventSink, type ModelRequest, pushEvents, type ResolvedModel, streamOf } from "../models/index.ts";
 import type { SessionMetrics, SessionStatus } from "../session/index.ts";
 
 /** Model events that count as the first token of a response. */
@@ -97,20 +97,22 @@ export function createMetrics(): Metrics {
     },
   };
 
-  const timeAdapter = (adapter: ModelAdapter): ModelAdapter => ({
-    provider: adapter.provider,
-    async *stream(request) {
+  // A callback on the pushed events, not a generator around the adapter: no hop per event.
+  const timeAdapter = (adapter: ModelAdapter): ModelAdapter => {
+    const timed = (sink: ModelEventSink): ModelEventSink => {
       const started = performance.now();
       let first = true;
-      for await (const event of adapter.stream(request)) {
+      return (event) => {
         if (first && FIRST_TOKEN.has(event.type)) {
           first = false;
           firstToken.observe({ provider: adapter.provider }, seconds(started));
         }
-        yield event;
-      }
-    },
-  });
+        sink(event);
+      };
+    };
+    const streamTo = (request: ModelRequest, sink: ModelEventSink) => pushEvents(adapter, request, timed(sink));
+    return { provider: adapter.provider, stream: (request) => streamOf(streamTo, request), streamTo };
+  };
 
   return {
     registry,

@@ -1,4 +1,5 @@
 export * from "./types.ts";
+export { pushEvents, streamOf } from "./push.ts";
 export { ModelError } from "./model-error.ts";
 export { createModelCatalog, type ModelCatalogSettings } from "./catalog.ts";
 export { defaultRetryOptions, type RetryOptions } from "./retry.ts";

@@ -1,5 +1,6 @@
 import { abortError, sleep } from "./abort.ts";
 import { toModelError } from "./classify-error.ts";
+import { drain, pullEvents } from "./push.ts";
 
 /** How provider calls are retried. All fields optional; see `defaultRetryOptions`. */
 export interface RetryOptions {
@@ -31,26 +32,27 @@ export function backoffDelay(retry: number, options: Required<RetryOptions>, ran
 
 /**
  * Runs `attempt` and re-runs it on retryable failures, but only while nothing has been
- * yielded yet: once an event reached the caller a failure is thrown at once (a replay
- * would duplicate output). Waits honour `retry-after` (capped) or back off with jitter.
+ * pushed into `sink` yet: once an event reached the caller a failure is thrown at once (a
+ * replay would duplicate output). Waits honour `retry-after` (capped) or back off with jitter.
  *
  * Guarantees: failures surface as `ModelError`; when `signal` aborts (during an attempt or
- * a wait) the stream throws the abort reason instead, never a ModelError.
+ * a wait) the call rejects with the abort reason instead, never a ModelError.
  */
-export async function* retryingStream<T>(
-  attempt: () => AsyncIterable<T>,
+export async function retrying<T>(
+  attempt: (sink: (event: T) => void) => Promise<void>,
   signal: AbortSignal,
-  options: RetryOptions = {},
-): AsyncGenerator<T, void, undefined> {
+  options: RetryOptions,
+  sink: (event: T) => void,
+): Promise<void> {
   const settings = { ...defaultRetryOptions, ...withoutUndefined(options) };
   for (let retry = 0; ; retry++) {
     if (signal.aborted) throw abortError(signal);
     let started = false;
     try {
-      for await (const event of attempt()) {
+      await attempt((event) => {
         started = true;
-        yield event;
-      }
+        sink(event);
+      });
       return;
     } catch (err) {
       if (signal.aborted) throw abortError(signal);
@@ -61,6 +63,11 @@ export async function* retryingStream<T>(
       await sleep(wait, signal);
     }
   }
+}
+
+/** `retrying` for attempts that yield: the same rules, in pull form. */
+export function retryingStream<T>(attempt: () => AsyncIterable<T>, signal: AbortSignal, options: RetryOptions = {}): AsyncIterable<T> {
+  return pullEvents<T>((sink, stop) => retrying((into) => drain(attempt(), into, stop), signal, options, sink));
 }
 
 function withoutUndefined<T extends object>(value: T): Partial<T> {

@@ -6,7 +6,8 @@
  * sees a mapped name: the model sees safe names, the client and the transcript their own.
  */
 import { createHash } from "node:crypto";
-import type { ModelAdapter, ModelEvent, ModelMessage, ModelRequest } from "./types.ts";
+import { pushEvents, streamOf } from "./push.ts";
+import type { ModelAdapter, ModelEventSink, ModelMessage, ModelRequest } from "./types.ts";
 
 /** The names OpenAI (Chat Completions and Responses) and Anthropic accept. */
 export const PROVIDER_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -80,26 +81,35 @@ function renameMessages(messages: readonly ModelMessage[], map: ToolNameMap): Mo
   }));
 }
 
-async function* renameCalls(events: AsyncIterable<ModelEvent>, map: ToolNameMap): AsyncGenerator<ModelEvent, void, undefined> {
-  for await (const event of events) yield event.type === "tool_call" ? { ...event, name: map.fromProvider(event.name) } : event;
-}
-
 /**
  * `adapter` behind the renaming above (names outside `pattern` mapped per request, tool calls
  * renamed back). A request whose names are all safe is passed through untouched.
  */
 export function withProviderToolNames(adapter: ModelAdapter, pattern: RegExp = PROVIDER_TOOL_NAME): ModelAdapter {
-  return {
-    provider: adapter.provider,
-    stream(request) {
-      const map = providerToolNames(namesOf(request), pattern);
-      if (map.identity) return adapter.stream(request);
-      const renamed: ModelRequest = {
+  const renamed = (request: ModelRequest): { request: ModelRequest; map?: ToolNameMap } => {
+    const map = providerToolNames(namesOf(request), pattern);
+    if (map.identity) return { request };
+    return {
+      map,
+      request: {
         ...request,
         tools: request.tools.map((t) => ({ ...t, name: map.toProvider(t.name) })),
         messages: renameMessages(request.messages, map),
-      };
-      return renameCalls(adapter.stream(renamed), map);
+      },
+    };
+  };
+  const renameCalls = (sink: ModelEventSink, map: ToolNameMap | undefined): ModelEventSink =>
+    map === undefined ? sink : (event) => sink(event.type === "tool_call" ? { ...event, name: map.fromProvider(event.name) } : event);
+  return {
+    provider: adapter.provider,
+    stream(request) {
+      const r = renamed(request);
+      if (r.map === undefined) return adapter.stream(request);
+      return streamOf((req, sink) => pushEvents(adapter, req, renameCalls(sink, r.map)), r.request);
+    },
+    streamTo(request, sink) {
+      const r = renamed(request);
+      return pushEvents(adapter, r.request, renameCalls(sink, r.map));
     },
   };
 }

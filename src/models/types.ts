@@ -59,6 +59,9 @@ export type ModelEvent =
   | { type: "usage"; usage: TokenUsage }
   | { type: "finish"; reason: FinishReason };
 
+/** Receives a model call's events in order, as they are parsed. It must not throw. */
+export type ModelEventSink = (event: ModelEvent) => void;
+
 /** One provider's model endpoint. */
 export interface ModelAdapter {
   /** Provider name, e.g. `openai`, `ollama`, `scripted`. */
@@ -68,6 +71,12 @@ export interface ModelAdapter {
    * where they were allowed) and an AbortError when `request.signal` aborts.
    */
   stream(request: ModelRequest): AsyncIterable<ModelEvent>;
+  /**
+   * The same call with its events pushed into `sink` as they are parsed (no promise per
+   * event, see push.ts); resolves after the last one and rejects as `stream` would throw.
+   * Optional: `pushEvents` falls back to iterating `stream`.
+   */
+  streamTo?(request: ModelRequest, sink: ModelEventSink): Promise<void>;
 }
 
 /** A model name resolved against the configured providers. */

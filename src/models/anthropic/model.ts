@@ -1,11 +1,11 @@
 import Anthropic from "@anthropic-ai/sdk";
-import { idleTimeout } from "../idle-timeout.ts";
 import { defaultIdleTimeoutMs } from "../openai-client.ts";
-import { retryingStream, type RetryOptions } from "../retry.ts";
+import { streamOf } from "../push.ts";
+import { retrying, type RetryOptions } from "../retry.ts";
 import { openSse } from "../sse.ts";
-import { addUsage, emptyUsage, type FinishReason, type ModelAdapter, type ModelEvent, type ModelRequest } from "../types.ts";
+import { addUsage, emptyUsage, type FinishReason, type ModelAdapter, type ModelEvent, type ModelEventSink, type ModelRequest } from "../types.ts";
 import { thinkingSignature, toAnthropicRequest, type AnthropicConvertOptions } from "./convert.ts";
-import { messageEvents, type MessageEnd } from "./stream.ts";
+import { type MessageEnd, MessageEventReader } from "./stream.ts";
 
 /** What an Anthropic provider is built from. */
 export interface AnthropicModelOptions {
@@ -48,13 +48,13 @@ export class AnthropicModel implements ModelAdapter {
   readonly provider: string;
   readonly #client: Anthropic;
   readonly #convert: AnthropicConvertOptions;
-  readonly #idleTimeoutMs: number;
-  readonly #retry: RetryOptions | undefined;
+  readonly #idle: { idleMs: number };
+  readonly #retry: RetryOptions;
 
   constructor(options: AnthropicModelOptions) {
     this.provider = options.provider;
-    this.#idleTimeoutMs = options.idleTimeoutMs ?? defaultIdleTimeoutMs;
-    this.#retry = options.retry;
+    this.#idle = { idleMs: options.idleTimeoutMs ?? defaultIdleTimeoutMs };
+    this.#retry = options.retry ?? {};
     this.#convert = {
       supportsImages: options.supportsImages,
       defaultMaxTokens: anthropicDefaultMaxTokens,
@@ -67,7 +67,7 @@ export class AnthropicModel implements ModelAdapter {
       baseURL: options.baseURL ?? "https://api.anthropic.com",
       webhookKey: null,
       maxRetries: 0,
-      timeout: this.#idleTimeoutMs,
+      timeout: this.#idle.idleMs,
       openTelemetry: false,
       ...(options.headers ? { defaultHeaders: options.headers } : {}),
       ...(options.fetch ? { fetch: options.fetch } : {}),
@@ -75,13 +75,18 @@ export class AnthropicModel implements ModelAdapter {
   }
 
   /** See `ModelAdapter.stream`. */
-  async *stream(request: ModelRequest): AsyncGenerator<ModelEvent, void, undefined> {
+  stream(request: ModelRequest): AsyncIterable<ModelEvent> {
+    return streamOf((r, sink) => this.streamTo(r, sink), request);
+  }
+
+  /** See `ModelAdapter.streamTo`. */
+  async streamTo(request: ModelRequest, sink: ModelEventSink): Promise<void> {
     let content: Anthropic.ContentBlockParam[] = [];
     let usage = emptyUsage();
     for (let round = 0; ; round++) {
       const outcome: { end?: MessageEnd } = {};
       const continuation = content;
-      yield* retryingStream(() => this.#attempt(request, continuation, outcome), request.signal, this.#retry);
+      await retrying((into) => this.#attempt(request, continuation, outcome, into), request.signal, this.#retry, sink);
       const end = outcome.end!;
       usage = addUsage(usage, end.usage);
       content = [...content, ...end.content];
@@ -89,17 +94,19 @@ export class AnthropicModel implements ModelAdapter {
       const signature = thinkingSignature(
         content.filter((b): b is Anthropic.ThinkingBlockParam | Anthropic.RedactedThinkingBlockParam => b.type === "thinking" || b.type === "redacted_thinking"),
       );
-      if (signature !== undefined) yield { type: "thinking_delta", text: "", signature };
-      yield { type: "usage", usage };
-      yield { type: "finish", reason: finishReason(end.stopReason, content.some((b) => b.type === "tool_use")) };
+      if (signature !== undefined) sink({ type: "thinking_delta", text: "", signature });
+      sink({ type: "usage", usage });
+      sink({ type: "finish", reason: finishReason(end.stopReason, content.some((b) => b.type === "tool_use")) });
       return;
     }
   }
 
-  async *#attempt(request: ModelRequest, continuation: Anthropic.ContentBlockParam[], outcome: { end?: MessageEnd }): AsyncGenerator<ModelEvent, void, undefined> {
+  async #attempt(request: ModelRequest, continuation: Anthropic.ContentBlockParam[], outcome: { end?: MessageEnd }, sink: ModelEventSink): Promise<void> {
     const body = toAnthropicRequest(request, this.#convert, continuation);
     const stream = await openSse<Event>(request.signal, (signal) => this.#client.messages.create(body, { signal }));
-    outcome.end = yield* messageEvents(idleTimeout(stream, stream.controller, this.#idleTimeoutMs));
+    const reader = new MessageEventReader();
+    await stream.read((event) => reader.read(event, sink), this.#idle);
+    outcome.end = reader.end();
   }
 }
 

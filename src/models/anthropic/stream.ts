@@ -9,7 +9,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import { ModelError } from "../model-error.ts";
 import { toolCallEvent } from "../tool-arguments.ts";
-import type { ModelEvent, TokenUsage } from "../types.ts";
+import type { ModelEventSink, TokenUsage } from "../types.ts";
 
 type Event = Anthropic.RawMessageStreamEvent;
 
@@ -30,24 +30,28 @@ type Pending =
   | { type: "other" };
 
 /**
- * Yields deltas and complete tool calls in stream order and returns how the message ended.
- * `toolName` maps the API's tool name back to ours. A stream that ends before
- * `message_stop` was cut short: a retryable ModelError.
+ * Reads one message's events (`read` per event, then `end`): pushes deltas and complete
+ * tool calls in stream order; `end` returns how the message ended. `toolName` maps the
+ * API's tool name back to ours. A stream that ends before `message_stop` was cut short:
+ * `end` throws a retryable ModelError.
  */
-export async function* messageEvents(
-  events: AsyncIterable<Event>,
-  toolName: (apiName: string) => string = (n) => n,
-): AsyncGenerator<ModelEvent, MessageEnd, undefined> {
-  const blocks: Pending[] = [];
-  let thinkingBlocks = 0;
-  let usage: Partial<Anthropic.MessageDeltaUsage> = {};
-  let stopReason: string | null = null;
-  let stopped = false;
+export class MessageEventReader {
+  readonly #toolName: (apiName: string) => string;
+  readonly #blocks: Pending[] = [];
+  #thinkingBlocks = 0;
+  #usage: Partial<Anthropic.MessageDeltaUsage> = {};
+  #stopReason: string | null = null;
+  #stopped = false;
 
-  for await (const event of events) {
+  constructor(toolName: (apiName: string) => string = (n) => n) {
+    this.#toolName = toolName;
+  }
+
+  read(event: Event, sink: ModelEventSink): void {
+    const blocks = this.#blocks;
     switch (event.type) {
       case "message_start":
-        usage = { ...event.message.usage };
+        this.#usage = { ...event.message.usage };
         break;
       case "content_block_start": {
         const block = event.content_block;
@@ -56,12 +60,12 @@ export async function* messageEvents(
         else if (block.type === "thinking") {
           pending = { type: "thinking", thinking: block.thinking, signature: block.signature ?? "" };
           // Separate blocks are separate paragraphs of the joined thinking.
-          if (thinkingBlocks++ > 0) yield { type: "thinking_delta", text: "\n\n" };
-          if (block.thinking) yield { type: "thinking_delta", text: block.thinking };
+          if (this.#thinkingBlocks++ > 0) sink({ type: "thinking_delta", text: "\n\n" });
+          if (block.thinking) sink({ type: "thinking_delta", text: block.thinking });
         } else if (block.type === "redacted_thinking") pending = { type: "redacted_thinking", data: block.data };
         else if (block.type === "tool_use") pending = { type: "tool_use", id: block.id, name: block.name, args: "", input: block.input };
         else pending = { type: "other" };
-        if (pending.type === "text" && pending.text) yield { type: "text_delta", text: pending.text };
+        if (pending.type === "text" && pending.text) sink({ type: "text_delta", text: pending.text });
         blocks[event.index] = pending;
         break;
       }
@@ -70,10 +74,10 @@ export async function* messageEvents(
         const delta = event.delta;
         if (delta.type === "text_delta" && block?.type === "text") {
           block.text += delta.text;
-          yield { type: "text_delta", text: delta.text };
+          sink({ type: "text_delta", text: delta.text });
         } else if (delta.type === "thinking_delta" && block?.type === "thinking") {
           block.thinking += delta.thinking;
-          yield { type: "thinking_delta", text: delta.thinking };
+          sink({ type: "thinking_delta", text: delta.thinking });
         } else if (delta.type === "signature_delta" && block?.type === "thinking") {
           block.signature += delta.signature;
         } else if (delta.type === "input_json_delta" && block?.type === "tool_use") {
@@ -83,24 +87,28 @@ export async function* messageEvents(
       }
       case "content_block_stop": {
         const block = blocks[event.index];
-        if (block?.type === "tool_use") yield toolCallEvent(block.id, toolName(block.name), argumentsOf(block));
+        if (block?.type === "tool_use") sink(toolCallEvent(block.id, this.#toolName(block.name), argumentsOf(block)));
         break;
       }
       case "message_delta":
-        usage = { ...usage, ...withoutNull(event.usage) };
-        if (event.delta.stop_reason) stopReason = event.delta.stop_reason;
+        this.#usage = { ...this.#usage, ...withoutNull(event.usage) };
+        if (event.delta.stop_reason) this.#stopReason = event.delta.stop_reason;
         break;
       case "message_stop":
-        stopped = true;
+        this.#stopped = true;
         break;
       default:
         break; // ping, and event types newer than this adapter
     }
   }
-  if (!stopped || stopReason === null) {
-    throw new ModelError("the model stream ended before the response was complete", { retryable: true });
+
+  end(): MessageEnd {
+    const stopReason = this.#stopReason;
+    if (!this.#stopped || stopReason === null) {
+      throw new ModelError("the model stream ended before the response was complete", { retryable: true });
+    }
+    return { stopReason, content: this.#blocks.flatMap(toParam), usage: toUsage(this.#usage) };
   }
-  return { stopReason, content: blocks.flatMap(toParam), usage: toUsage(usage) };
 }
 
 /** The arguments text: the streamed pieces, else the input the block started with. */

@@ -3,13 +3,13 @@ import type { OpenAIModelOptions } from "../openai-client.ts";
 import { OpenAIModel, type OpenAIApi } from "../openai-model.ts";
 import { openSse } from "../sse.ts";
 import { toChatRequest } from "./convert.ts";
-import { chatEvents } from "./stream.ts";
+import { ChatChunkReader } from "./stream.ts";
 
 const chatApi: OpenAIApi<ChatCompletionChunk> = {
   // The SDK sends the request (auth, base URL, error statuses); our parser reads the stream.
   open: (client, request, options) =>
     openSse<ChatCompletionChunk>(request.signal, (signal) => client.chat.completions.create(toChatRequest(request, options), { signal })),
-  events: chatEvents,
+  reader: () => new ChatChunkReader(),
 };
 
 /**

@@ -8,8 +8,9 @@
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
 import type { CompletionUsage } from "openai/resources/completions";
 import { ModelError } from "../model-error.ts";
+import type { PayloadReader } from "../openai-model.ts";
 import { generatedCallId, toolCallEvent } from "../tool-arguments.ts";
-import type { FinishReason, ModelEvent, TokenUsage } from "../types.ts";
+import type { FinishReason, ModelEventSink, TokenUsage } from "../types.ts";
 
 interface PendingCall {
   id: string;
@@ -29,48 +30,55 @@ interface ExtraUsage {
 }
 
 /**
- * Yields text/thinking deltas as they arrive, then the complete tool calls (in index order),
- * then one `usage` (the last one reported) and `finish`. A stream that ends without any
- * `finish_reason` was cut short: that is a retryable ModelError (or an abort, which the
- * caller tells apart by its signal).
+ * Reads one response's chunks (`read` per chunk, then `end`): pushes text/thinking deltas
+ * as they arrive, then at the end the complete tool calls (in index order), one `usage`
+ * (the last one reported) and `finish`. A stream that ends without any `finish_reason` was
+ * cut short: `end` throws a retryable ModelError (or it was an abort, which the caller
+ * tells apart by its signal).
  */
-export async function* chatEvents(chunks: AsyncIterable<ChatCompletionChunk>): AsyncGenerator<ModelEvent, void, undefined> {
-  const calls: PendingCall[] = [];
-  const callAtIndex = new Map<number, PendingCall>();
-  let usage: CompletionUsage | undefined;
-  let finish: string | undefined;
+export class ChatChunkReader implements PayloadReader<ChatCompletionChunk> {
+  readonly #calls: PendingCall[] = [];
+  readonly #callAtIndex = new Map<number, PendingCall>();
+  #usage: CompletionUsage | undefined;
+  #finish: string | undefined;
 
-  for await (const chunk of chunks) {
-    if (chunk.usage) usage = chunk.usage;
+  read(chunk: ChatCompletionChunk, sink: ModelEventSink): void {
+    if (chunk.usage) this.#usage = chunk.usage;
     const choice = chunk.choices?.[0];
-    if (!choice) continue;
+    if (!choice) return;
     const delta = (choice.delta ?? {}) as ChatCompletionChunk.Choice.Delta & ReasoningDelta;
     // Servers sending both fields send the same text twice; prefer the more specific one.
     const reasoning = delta.reasoning_content || delta.reasoning;
-    if (reasoning) yield { type: "thinking_delta", text: reasoning };
-    if (delta.content) yield { type: "text_delta", text: delta.content };
-    if (delta.refusal) yield { type: "text_delta", text: delta.refusal };
-    delta.tool_calls?.forEach((toolDelta, position) => {
+    if (reasoning) sink({ type: "thinking_delta", text: reasoning });
+    if (delta.content) sink({ type: "text_delta", text: delta.content });
+    if (delta.refusal) sink({ type: "text_delta", text: delta.refusal });
+    if (delta.tool_calls) this.#toolDeltas(delta.tool_calls);
+    if (choice.finish_reason) this.#finish = choice.finish_reason;
+  }
+
+  #toolDeltas(deltas: ChatCompletionChunk.Choice.Delta.ToolCall[]): void {
+    deltas.forEach((toolDelta, position) => {
       const index = toolDelta.index ?? position;
-      let call = callAtIndex.get(index);
+      let call = this.#callAtIndex.get(index);
       if (!call || (toolDelta.id && call.id && toolDelta.id !== call.id)) {
         call = { id: "", name: "", args: "" };
-        calls.push(call);
-        callAtIndex.set(index, call);
+        this.#calls.push(call);
+        this.#callAtIndex.set(index, call);
       }
       if (toolDelta.id) call.id = toolDelta.id;
       if (toolDelta.function?.name) call.name += toolDelta.function.name;
       if (toolDelta.function?.arguments) call.args += toolDelta.function.arguments;
     });
-    if (choice.finish_reason) finish = choice.finish_reason;
   }
 
-  if (finish === undefined) {
-    throw new ModelError("the model stream ended before the response was complete", { retryable: true });
+  end(sink: ModelEventSink): void {
+    if (this.#finish === undefined) {
+      throw new ModelError("the model stream ended before the response was complete", { retryable: true });
+    }
+    for (const call of this.#calls) sink(toolCallEvent(call.id || generatedCallId(), call.name, call.args));
+    if (this.#usage) sink({ type: "usage", usage: toUsage(this.#usage) });
+    sink({ type: "finish", reason: toFinishReason(this.#finish, this.#calls.length > 0) });
   }
-  for (const call of calls) yield toolCallEvent(call.id || generatedCallId(), call.name, call.args);
-  if (usage) yield { type: "usage", usage: toUsage(usage) };
-  yield { type: "finish", reason: toFinishReason(finish, calls.length > 0) };
 }
 
 function toFinishReason(reason: string, hasToolCalls: boolean): FinishReason {

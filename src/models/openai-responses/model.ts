@@ -3,13 +3,13 @@ import type { OpenAIModelOptions } from "../openai-client.ts";
 import { OpenAIModel, type OpenAIApi } from "../openai-model.ts";
 import { openSse } from "../sse.ts";
 import { toResponsesRequest } from "./convert.ts";
-import { responsesEvents } from "./stream.ts";
+import { ResponsesEventReader } from "./stream.ts";
 
 const responsesApi: OpenAIApi<ResponseStreamEvent> = {
   // The SDK sends the request (auth, base URL, error statuses); our parser reads the stream.
   open: (client, request, options) =>
     openSse<ResponseStreamEvent>(request.signal, (signal) => client.responses.create(toResponsesRequest(request, options), { signal })),
-  events: responsesEvents,
+  reader: () => new ResponsesEventReader(),
 };
 
 /**

@@ -7,8 +7,9 @@
 import type { ResponseStreamEvent, ResponseUsage } from "openai/resources/responses/responses";
 import { streamFailure } from "../classify-error.ts";
 import { ModelError } from "../model-error.ts";
+import type { PayloadReader } from "../openai-model.ts";
 import { generatedCallId, toolCallEvent } from "../tool-arguments.ts";
-import type { FinishReason, ModelEvent, TokenUsage } from "../types.ts";
+import type { FinishReason, ModelEventSink, TokenUsage } from "../types.ts";
 import { reasoningSignature } from "./convert.ts";
 
 interface PendingCall {
@@ -18,32 +19,34 @@ interface PendingCall {
 }
 
 /**
- * Yields events in stream order, then `usage` and `finish` once the response is complete.
- * A failed response is a ModelError (retryable unless its code says otherwise); a stream
- * that ends without a terminal event was cut short (retryable ModelError).
+ * Reads one response's events (`read` per event, then `end`): pushes our events in stream
+ * order, then at the end `usage` and `finish` once the response is complete. A failed
+ * response is a ModelError (retryable unless its code says otherwise); a stream that ends
+ * without a terminal event was cut short (retryable ModelError), thrown by `end`.
  */
-export async function* responsesEvents(
-  events: AsyncIterable<ResponseStreamEvent>,
-): AsyncGenerator<ModelEvent, void, undefined> {
-  const calls = new Map<string, PendingCall>();
-  let toolCalls = 0;
-  let lastSummary: string | undefined; // `${item}:${summary_index}` of the last thinking delta
-  let terminal: { usage: ResponseUsage | null | undefined; reason: FinishReason | undefined } | undefined;
+export class ResponsesEventReader implements PayloadReader<ResponseStreamEvent> {
+  readonly #calls = new Map<string, PendingCall>();
+  #toolCalls = 0;
+  /** `${item}:${summary_index}` of the last thinking delta. */
+  #lastSummary: string | undefined;
+  #terminal: { usage: ResponseUsage | null | undefined; reason: FinishReason | undefined } | undefined;
 
-  for await (const event of events) {
+  read(event: ResponseStreamEvent, sink: ModelEventSink): void {
+    const calls = this.#calls;
     switch (event.type) {
       case "response.output_text.delta":
       case "response.refusal.delta":
-        yield { type: "text_delta", text: event.delta };
+        sink({ type: "text_delta", text: event.delta });
         break;
       case "response.reasoning_summary_text.delta":
       case "response.reasoning_text.delta": {
         const index = event.type === "response.reasoning_summary_text.delta" ? event.summary_index : event.content_index;
         const key = `${event.item_id}:${index}`;
         // Summary parts are separate paragraphs; keep them apart in the joined thinking.
-        const separator = lastSummary !== undefined && lastSummary !== key && lastSummary.startsWith(`${event.item_id}:`);
-        lastSummary = key;
-        yield { type: "thinking_delta", text: separator ? `\n\n${event.delta}` : event.delta };
+        const last = this.#lastSummary;
+        const separator = last !== undefined && last !== key && last.startsWith(`${event.item_id}:`);
+        this.#lastSummary = key;
+        sink({ type: "thinking_delta", text: separator ? `\n\n${event.delta}` : event.delta });
         break;
       }
       case "response.output_item.added":
@@ -69,23 +72,25 @@ export async function* responsesEvents(
         const item = event.item;
         if (item.type === "function_call") {
           const pending = calls.get(item.id ?? item.call_id);
-          toolCalls++;
-          yield toolCallEvent(
-            item.call_id || pending?.callId || generatedCallId(),
-            item.name || pending?.name || "",
-            item.arguments || pending?.args || "",
+          this.#toolCalls++;
+          sink(
+            toolCallEvent(
+              item.call_id || pending?.callId || generatedCallId(),
+              item.name || pending?.name || "",
+              item.arguments || pending?.args || "",
+            ),
           );
         } else if (item.type === "reasoning" && item.encrypted_content) {
-          yield { type: "thinking_delta", text: "", signature: reasoningSignature(item.id, item.encrypted_content) };
+          sink({ type: "thinking_delta", text: "", signature: reasoningSignature(item.id, item.encrypted_content) });
         }
         break;
       }
       case "response.completed":
-        terminal = { usage: event.response.usage, reason: undefined };
+        this.#terminal = { usage: event.response.usage, reason: undefined };
         break;
       case "response.incomplete": {
         const why = event.response.incomplete_details?.reason;
-        terminal = { usage: event.response.usage, reason: why === "content_filter" ? "content_filter" : "max_tokens" };
+        this.#terminal = { usage: event.response.usage, reason: why === "content_filter" ? "content_filter" : "max_tokens" };
         break;
       }
       case "response.failed": {
@@ -99,9 +104,12 @@ export async function* responsesEvents(
     }
   }
 
-  if (!terminal) throw new ModelError("the model stream ended before the response was complete", { retryable: true });
-  if (terminal.usage) yield { type: "usage", usage: toUsage(terminal.usage) };
-  yield { type: "finish", reason: terminal.reason ?? (toolCalls > 0 ? "tool_use" : "end_turn") };
+  end(sink: ModelEventSink): void {
+    const terminal = this.#terminal;
+    if (!terminal) throw new ModelError("the model stream ended before the response was complete", { retryable: true });
+    if (terminal.usage) sink({ type: "usage", usage: toUsage(terminal.usage) });
+    sink({ type: "finish", reason: terminal.reason ?? (this.#toolCalls > 0 ? "tool_use" : "end_turn") });
+  }
 }
 
 function toUsage(usage: ResponseUsage): TokenUsage {

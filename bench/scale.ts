@@ -1,0 +1,295 @@
+/**
+ * Section "scale": one node under many sessions.
+ * (1) The latency curve: 50…400 sessions each streaming 100 deltas/s through our server,
+ *     against the same load read from the fake provider directly by `openai` clients. The
+ *     fake provider and the clients run in children of their own (load-child.ts), our server
+ *     in another; the order of the contenders rotates between rounds. The added latency is the p99 of
+ *     per-delta differences: delta k of session i through the server minus delta k of
+ *     session i read directly in the same round (both paced from their request by the fake).
+ *     A third contender gives the transport's floor on this machine: the bare connect-node
+ *     server (bare-server.ts) writing the same number of stamped TextDeltas at the same
+ *     pace on as many streams, its CPU per delta measured like ours.
+ * (2) 10,000 idle sessions (each its own HTTP/2 stream, on 100 connections): RSS of the
+ *     server, and pings on new connections meanwhile.
+ */
+import { fileURLToPath } from "node:url";
+import { type AgentClient, type BenchStream, connectClients, finish, openStream, ping, startSession } from "./client.ts";
+import { forkChild, type IpcChild } from "./ipc.ts";
+import type { Contender, RunResult } from "./load-child.ts";
+import { summarizeProfile } from "./profile.ts";
+import { BENCH_MODEL } from "./session-deltas.ts";
+import { type ServerProcess, startServerProcess } from "./server-process.ts";
+import { type BenchOptions, fmt, mapLimit, ms, now, pick, progress, quantile, type Row, summarize } from "./support.ts";
+
+const ADDED_P99_TARGET_MS = 5;
+const CPU_TARGET_US = 25;
+const TARGET_SESSIONS = 200;
+const RATE = 100;
+const IDLE_RSS_TARGET = 1024 ** 3;
+const NEW_CONNECTION_PING_TARGET_MS = 10;
+
+const loadChild = fileURLToPath(new URL("./load-child.ts", import.meta.url));
+
+/** One round of one load: both contenders' figures and the paired difference. */
+interface Round {
+  ours: { p50: number; p99: number; cpuUsPerDelta: number; cores: number; loopP99Ms: number; clientLoopP99Ms: number };
+  direct: { p50: number; p99: number; clientLoopP99Ms: number };
+  bare: { p50: number; p99: number; cpuUsPerDelta: number };
+  added: { p50: number; p99: number; pairs: number };
+  fakeLoopP99Ms: number;
+}
+
+/** One point of the curve (`npm run bench` saves these in its JSON and draws them). */
+export interface CurvePoint {
+  sessions: number;
+  rate: number;
+  rounds: Round[];
+}
+
+interface Load {
+  sessions: number;
+  tokens: number;
+  /** Deltas of each session not counted (the start-up burst). */
+  warmup: number;
+}
+
+interface Rig {
+  server: ServerProcess;
+  bare: ServerProcess;
+  fake: IpcChild;
+  clients: IpcChild;
+  fakeBaseURL: string;
+}
+
+async function measure(rig: Rig, load: Load, contender: Contender): Promise<{ run: RunResult; cpuUs: number; wallMs: number; loopP99Ms: number }> {
+  // `direct` has no server of ours: its figures come from the idle server and mean nothing.
+  const server = contender === "bare" ? rig.bare : rig.server;
+  await rig.clients.ask("prepare", { contender, sessions: load.sessions, serverUrl: server.url, fakeBaseURL: rig.fakeBaseURL, model: BENCH_MODEL });
+  if (contender !== "bare") await rig.fake.ask("plan", { count: load.sessions, tokens: load.tokens, rate: RATE });
+  const before = await server.stats();
+  const started = now();
+  const run = await rig.clients.ask<RunResult>("run", { tokens: load.tokens, rate: RATE });
+  const wallMs = now() - started;
+  const after = await server.stats();
+  await rig.clients.ask("finish");
+  return { run, cpuUs: after.cpuUs - before.cpuUs, wallMs, loopP99Ms: after.loopDelayP99Ms };
+}
+
+/** Latencies after the warm-up, pooled over sessions. */
+const pooled = (latencies: number[][], warmup: number): number[] => latencies.flatMap((s) => s.slice(warmup));
+
+/** Delta k of session i through the server minus the same delta read directly. */
+function pairedDifferences(ours: number[][], direct: number[][], warmup: number): number[] {
+  const out: number[] = [];
+  ours.forEach((mine, i) => {
+    const theirs = direct[i] ?? [];
+    for (let k = warmup; k < Math.min(mine.length, theirs.length); k++) out.push((mine[k] as number) - (theirs[k] as number));
+  });
+  return out;
+}
+
+const CONTENDERS: Contender[] = ["ours", "direct", "bare"];
+
+/** One round of `load`, the contenders in the order of round `index` (rotated each round). */
+async function round(rig: Rig, load: Load, index: number): Promise<Round> {
+  const order = CONTENDERS.map((_, i) => CONTENDERS[(i + index) % CONTENDERS.length] as Contender);
+  const results: Partial<Record<Contender, Awaited<ReturnType<typeof measure>>>> = {};
+  for (const contender of order) results[contender] = await measure(rig, load, contender);
+  const fakeLoop = await rig.fake.ask<{ loopP99Ms: number }>("loop");
+  const o = results.ours!;
+  const d = results.direct!;
+  const b = results.bare!;
+  for (const [name, r] of [["ours", o], ["direct", d], ["bare", b]] as const) {
+    const short = r.run.latencies.filter((s) => s.length !== load.tokens).length;
+    if (short > 0) throw new Error(`${name}: ${short} of ${load.sessions} sessions did not get all ${load.tokens} deltas`);
+  }
+  const os = summarize(pooled(o.run.latencies, load.warmup));
+  const ds = summarize(pooled(d.run.latencies, load.warmup));
+  const diffs = summarize(pairedDifferences(o.run.latencies, d.run.latencies, load.warmup));
+  const bs = summarize(pooled(b.run.latencies, load.warmup));
+  return {
+    ours: {
+      p50: os.p50,
+      p99: os.p99,
+      cpuUsPerDelta: o.cpuUs / (load.sessions * load.tokens),
+      cores: o.cpuUs / 1000 / o.wallMs,
+      loopP99Ms: o.loopP99Ms,
+      clientLoopP99Ms: o.run.loopP99Ms,
+    },
+    direct: { p50: ds.p50, p99: ds.p99, clientLoopP99Ms: d.run.loopP99Ms },
+    bare: { p50: bs.p50, p99: bs.p99, cpuUsPerDelta: b.cpuUs / (load.sessions * load.tokens) },
+    added: { p50: diffs.p50, p99: diffs.p99, pairs: diffs.n },
+    fakeLoopP99Ms: fakeLoop.loopP99Ms,
+  };
+}
+
+/** The median over rounds and the spread (min–max), of `pick` of each round. */
+function overRounds(rounds: readonly Round[], of: (r: Round) => number): { median: number; min: number; max: number } {
+  const values = rounds.map(of).sort((a, b) => a - b);
+  return { median: quantile(values, 0.5), min: values[0] as number, max: values.at(-1) as number };
+}
+
+const spread = (s: { min: number; max: number }, digits = 2): string => `spread ${fmt(s.min, digits)}–${fmt(s.max, digits)}`;
+
+function curveRows(point: CurvePoint): Row[] {
+  const label = `${point.sessions}x${point.rate}/s`;
+  const at = (of: (r: Round) => number) => overRounds(point.rounds, of);
+  const targeted = point.sessions === TARGET_SESSIONS;
+  const added99 = at((r) => r.added.p99);
+  const added50 = at((r) => r.added.p50);
+  const cpu = at((r) => r.ours.cpuUsPerDelta);
+  const bareCpu = at((r) => r.bare.cpuUsPerDelta);
+  const bareP99 = at((r) => r.bare.p99);
+  const cpuRatio = at((r) => r.ours.cpuUsPerDelta / r.bare.cpuUsPerDelta);
+  const oursP50 = at((r) => r.ours.p50);
+  const oursP99 = at((r) => r.ours.p99);
+  const directP50 = at((r) => r.direct.p50);
+  const directP99 = at((r) => r.direct.p99);
+  const loop = at((r) => r.ours.loopP99Ms);
+  const cores = at((r) => r.ours.cores);
+  const loadLoop = at((r) => Math.max(r.ours.clientLoopP99Ms, r.direct.clientLoopP99Ms, r.fakeLoopP99Ms));
+  const n = point.rounds.length;
+  const medianOf = `median of ${n} round(s)`;
+  return [
+    { metric: `${label}: ours p50 / p99`, measured: `${ms(oursP50.median)} / ${ms(oursP99.median)}`, value: oursP99.median, note: `${medianOf}; p99 ${spread(oursP99)}` },
+    {
+      metric: `${label}: direct p50 / p99`,
+      measured: `${ms(directP50.median)} / ${ms(directP99.median)}`,
+      value: directP99.median,
+      note: `p99 ${spread(directP99)}; load generator event-loop p99 ≤ ${fmt(loadLoop.max, 1)} ms`,
+    },
+    { metric: `${label}: added per delta, p50`, measured: ms(added50.median), note: spread(added50) },
+    {
+      metric: `${label}: added per delta, p99`,
+      measured: ms(added99.median),
+      note: `p99 of ${fmt(point.rounds[0]?.added.pairs ?? 0)} paired deltas per round; ${spread(added99)}`,
+      ...(targeted ? { target: `< ${ADDED_P99_TARGET_MS} ms`, ok: added99.median < ADDED_P99_TARGET_MS } : {}),
+    },
+    {
+      metric: `${label}: server CPU per delta`,
+      measured: `${fmt(cpu.median, 1)} µs`,
+      note: `${fmt(cores.median * 100)}% of a core; ${spread(cpu, 1)}`,
+      ...(targeted || point.sessions < TARGET_SESSIONS ? { target: `≤ ${CPU_TARGET_US} µs`, ok: cpu.median <= CPU_TARGET_US } : {}),
+    },
+    {
+      metric: `${label}: bare connect-node CPU per delta`,
+      measured: `${fmt(bareCpu.median, 1)} µs`,
+      note: `the transport's floor on this machine, same pace (${spread(bareCpu, 1)}); its delta latency p99 ${ms(bareP99.median)}`,
+    },
+    { metric: `${label}: server CPU per delta, ours / bare`, measured: fmt(cpuRatio.median, 2), note: spread(cpuRatio) },
+    { metric: `${label}: server event-loop delay p99`, measured: ms(loop.median), note: spread(loop) },
+  ];
+}
+
+async function latencyCurve(options: BenchOptions): Promise<{ rows: Row[]; curve: CurvePoint[] }> {
+  const loads = pick(options, [50, 100, 200, 400], [50, 200]);
+  const rounds = pick(options, 2, 2);
+  const seconds = pick(options, 3, 1.5);
+  const tokens = Math.round(RATE * seconds);
+  const warmup = Math.round(RATE * pick(options, 0.5, 0.3));
+  const rows: Row[] = [];
+  const curve: CurvePoint[] = [];
+  const fake = await forkChild(loadChild, { ROZ_BENCH_ROLE: "fake" });
+  let clients: IpcChild | undefined;
+  let server: ServerProcess | undefined;
+  let bare: ServerProcess | undefined;
+  try {
+    const fakeBaseURL = (fake.ready as { baseURL: string }).baseURL;
+    server = await startServerProcess(
+      { kind: "roz", env: { OPENAI_API_KEY: "bench", OPENAI_BASE_URL: fakeBaseURL, ROZ_OPENAI_API: "chat" } },
+      { profile: options.profile },
+    );
+    bare = await startServerProcess({ kind: "bare" });
+    clients = await forkChild(loadChild, { ROZ_BENCH_ROLE: "clients" });
+    const rig: Rig = { server, bare, fake, clients, fakeBaseURL };
+    // Not counted: loads every code path (the tokenizer's tables, JIT) in all three processes.
+    progress(`scale: warm-up round, ${loads[0]} sessions`);
+    await round(rig, { sessions: loads[0] as number, tokens: Math.round(RATE * 0.5), warmup: 0 }, 0);
+    for (const sessions of loads) {
+      progress(`scale: ${sessions} sessions x ${RATE} deltas/s for ${seconds} s, ${rounds} round(s) rotating ours, direct and bare`);
+      const point: CurvePoint = { sessions, rate: RATE, rounds: [] };
+      for (let r = 0; r < rounds; r++) point.rounds.push(await round(rig, { sessions, tokens, warmup }, r));
+      curve.push(point);
+      rows.push(...curveRows(point));
+    }
+  } finally {
+    const profile = await server?.close();
+    await bare?.close();
+    await clients?.close();
+    await fake.close();
+    if (profile) summarizeProfile(profile, "scale: our server (latency curve)");
+  }
+  return { rows, curve };
+}
+
+/** Pings on `count` fresh connections: the first one's time (connect included) and the later ones'. */
+async function newConnectionPings(url: string, count: number, perConnection: number): Promise<{ first: number[]; later: number[] }> {
+  const first: number[] = [];
+  const later: number[] = [];
+  const pingOnce = async (stream: BenchStream): Promise<number> => {
+    const t0 = now();
+    stream.send(ping);
+    for (let r = await stream.next(); r?.response.case !== "pong"; r = await stream.next()) {
+      if (r === undefined) throw new Error("stream ended during ping");
+    }
+    return now() - t0;
+  };
+  for (let c = 0; c < count; c++) {
+    const conn = connectClients(url, 1);
+    try {
+      const stream = openStream(conn.clients[0] as AgentClient);
+      first.push(await pingOnce(stream));
+      for (let i = 0; i < perConnection; i++) later.push(await pingOnce(stream));
+      stream.abort();
+    } finally {
+      conn.close();
+    }
+  }
+  return { first, later };
+}
+
+async function idleAtScale(options: BenchOptions): Promise<Row[]> {
+  const sessions = pick(options, 10_000, 2000);
+  const connections = pick(options, 100, 20);
+  progress(`scale: ${fmt(sessions)} idle sessions on ${connections} connections, then pings on new connections`);
+  // Keepalives at their default interval: an idle session in production has that timer too.
+  const server = await startServerProcess({ kind: "roz", env: { ROZ_KEEPALIVE_INTERVAL_MS: "15000" } });
+  const conn = connectClients(server.url, connections);
+  try {
+    const baseRss = await server.rss();
+    const open = await mapLimit(sessions, 200, (i) => startSession(conn.clients[i % connections] as AgentClient));
+    await server.gc();
+    const rss = await server.rss();
+    const pings = await newConnectionPings(server.url, pick(options, 50, 20), 10);
+    const first = summarize(pings.first);
+    const later = summarize(pings.later);
+    await mapLimit(open.length, 500, (i) => finish((open[i] as (typeof open)[number]).stream));
+    return [
+      {
+        metric: `RSS with ${fmt(sessions)} idle sessions on ${connections} conn`,
+        ...(sessions === 10_000 ? { target: "< 1 GB", ok: rss < IDLE_RSS_TARGET } : {}),
+        measured: `${fmt(rss / 1024 ** 2)} MB`,
+        value: rss / 1024 ** 2,
+        note: `${fmt((rss - baseRss) / sessions / 1024, 1)} KB per session over the empty server's ${fmt(baseRss / 1024 ** 2)} MB`,
+      },
+      {
+        metric: `ping on a new connection (connect included), p99`,
+        target: `< ${NEW_CONNECTION_PING_TARGET_MS} ms`,
+        measured: ms(first.p99),
+        ok: first.p99 < NEW_CONNECTION_PING_TARGET_MS,
+        note: `${first.n} new connections while ${fmt(sessions)} sessions are open; p50 ${ms(first.p50)}`,
+      },
+      { metric: `later pings on those connections, p50 / p99`, measured: `${ms(later.p50)} / ${ms(later.p99)}`, value: later.p99 },
+    ];
+  } finally {
+    conn.close();
+    await server.close();
+  }
+}
+
+/** Runs the section; `curve` is kept for the saved results (JSON and SVG chart). */
+export async function runScale(options: BenchOptions): Promise<Row[]> {
+  const { rows, curve } = await latencyCurve(options);
+  options.figures.curve = curve;
+  return [...rows, ...(await idleAtScale(options))];
+}
