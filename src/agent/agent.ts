@@ -43,6 +43,15 @@ class SessionAgent implements Agent {
     this.#history = [...options.history];
     this.#ids = new ToolCallIds(this.#history);
     this.#tools = mergeByName([], options.tools);
+    this.#pendingSystemContext = options.pendingSystemContext;
+  }
+
+  tools(): ClientTool[] {
+    return structuredClone(this.#tools);
+  }
+
+  get pendingSystemContext(): string | undefined {
+    return this.#pendingSystemContext;
   }
 
   get permissions(): PermissionRule[] {
@@ -124,6 +133,11 @@ class SessionAgent implements Agent {
     const turn = this.#turn;
     if (turn === undefined) return "no_active_turn";
     return turn.approvals.settle(toolCallId, approved) ? "accepted" : "unknown";
+  }
+
+  openClientWaits(): { toolCalls: string[]; approvals: string[] } {
+    const turn = this.#turn;
+    return { toolCalls: turn?.results.ids() ?? [], approvals: turn?.approvals.ids() ?? [] };
   }
 
   cancelTurn(reason: string): void {

@@ -91,7 +91,8 @@ export interface TurnRecord {
   toolCalls: ToolCallRecord[];
   usage: TokenUsage;
   stopReason: StopReason;
-  error?: { code: "model_error" | "agent_error"; message: string; retryable: boolean };
+  /** `interrupted`: the server stopped (or its node was lost) while the turn ran. */
+  error?: { code: "model_error" | "agent_error" | "interrupted"; message: string; retryable: boolean };
   compactions: number;
   startedAt: number;
   endedAt: number;
@@ -141,6 +142,8 @@ export interface AgentOptions {
   projectContext: string[];
   /** Environment instructions, added after the base instructions. */
   instructions?: string;
+  /** A `register_tools` system context not yet consumed by a turn (restored sessions). */
+  pendingSystemContext?: string;
   maxContextTokens: number;
   /** Environment rules; the defaults of §4 apply after them. */
   permissions: PermissionRule[];
@@ -171,6 +174,8 @@ export interface Agent {
   runTurn(input: TurnInput): AsyncIterable<AgentEvent>;
   submitToolResult(toolCallId: string, outcome: ToolOutcome): Delivery;
   decidePermission(toolCallId: string, approved: boolean): Delivery;
+  /** The tool calls waiting for a client result and the calls waiting for an approval, by id. */
+  openClientWaits(): { toolCalls: string[]; approvals: string[] };
   /** Aborts the running turn (no-op without one); it ends with `turn_complete{cancelled}`. */
   cancelTurn(reason: string): void;
   registerTools(source: string | undefined, tools: ClientTool[], systemContext?: string): void;
@@ -179,6 +184,10 @@ export interface Agent {
   readonly maxContextTokens: number;
   /** A copy of the conversation so far, valid to send to a provider. */
   history(): ModelMessage[];
+  /** A copy of the session tools (after every `registerTools`). */
+  tools(): ClientTool[];
+  /** The `registerTools` system context the next turn will use, if any. */
+  readonly pendingSystemContext: string | undefined;
   /** Cancels everything and releases timers; the agent is unusable afterwards. */
   dispose(): void;
 }

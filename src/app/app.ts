@@ -2,6 +2,8 @@ import { readFileSync } from "node:fs";
 import type { Http2ServerRequest } from "node:http2";
 import type { IncomingMessage } from "node:http";
 import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import { setTimeout as delay } from "node:timers/promises";
 import cors from "@fastify/cors";
 import swagger from "@fastify/swagger";
 import { cors as connectCors, createContextValues } from "@connectrpc/connect";
@@ -10,9 +12,9 @@ import fastify, { type FastifyInstance } from "fastify";
 import { createAgent, type AgentLimits, type PermissionRule } from "../agent/index.ts";
 import { AgentService } from "../gen/roz/v1/agent_pb.js";
 import { createModelCatalog, type ModelCatalog } from "../models/index.ts";
-import { createAgentService, rawRequestKey, type RpcAuthenticator } from "../rpc/index.ts";
+import { createAgentService, encodeResponse, rawRequestKey, type RpcAuthenticator } from "../rpc/index.ts";
 import { registerReflection } from "../rpc/reflection/index.ts";
-import { SessionRegistry, type SessionDeps, type SessionPersistence, type SessionStream } from "../session/index.ts";
+import { SessionDirectory, SessionRegistry, type SessionDeps, type SessionPersistence, type SessionStream } from "../session/index.ts";
 import { healthRoutes } from "../../routes/health.ts";
 import { openapiRoutes } from "../../routes/openapi.ts";
 import { versionRoutes } from "../../routes/version.ts";
@@ -34,6 +36,9 @@ import { parsePermissionRules } from "./permission-rules.ts";
 import { registerRestErrors } from "./rest-errors.ts";
 import { SERVER_VERSION } from "./version.ts";
 
+/** Kept responses a live session holds in memory at most (older ones are read from the store). */
+const MEMORY_EVENTS = 2_000;
+
 /** Parts a test or benchmark may swap; everything else is built from `Config`. */
 export interface AppOverrides {
   persistence?: SessionPersistence;
@@ -49,9 +54,15 @@ export interface App {
   readonly models: ModelCatalog;
   readonly registry: SessionRegistry;
   readonly store: Store;
+  /** This process's id in the store's `nodes` (ROZ_NODE_ID, else hostname-pid). */
+  readonly nodeId: string;
   /** Listens on the configured host and port; resolves with the base URL. */
   listen(): Promise<string>;
-  /** Stops accepting, drains streams for the grace period, then closes everything. */
+  /**
+   * Stops accepting; running turns get the grace period to finish (then they are
+   * interrupted); every live session is stored and detached (resumable by the next process),
+   * open streams end with UNAVAILABLE; then everything closes. Idle streams cost no wait.
+   */
   close(): Promise<void>;
 }
 
@@ -111,18 +122,32 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   const closeStore = async (): Promise<void> => {
     if (!overrides.store) await store.close();
   };
+  const nodeId = config.nodeId ?? `${hostname()}-${process.pid}`;
+  /**
+   * The heartbeat that tells other processes this one still runs its sessions; sessions of
+   * nodes that stopped heart-beating stay resumable (adopted on re-attach) until nobody came
+   * back for them within the detach grace.
+   */
+  const heartbeat = async (): Promise<void> => {
+    const now = Date.now();
+    await store.heartbeatNode(nodeId, now);
+    const abandoned = await store.endAbandonedSessions({ aliveSince: now - config.nodeExpiryMs, idleBefore: now - config.detachGraceMs }, now);
+    if (abandoned > 0) app.log.warn({ sessions: abandoned }, "ended sessions whose node stopped and that nobody re-attached to");
+  };
   let authenticator: Authenticator;
   try {
     authenticator = await createAuthenticator(config, store, app.log);
-    // Sessions that were running when the previous process died cannot resume.
-    const orphaned = await store.markOrphanedSessions(config.nodeId);
-    if (orphaned > 0) app.log.warn({ sessions: orphaned }, "marked sessions of a previous run as error");
+    await heartbeat();
   } catch (err) {
     await closeStore();
     throw err;
   }
+  const heartbeatTimer = setInterval(() => {
+    heartbeat().catch((err: unknown) => app.log.warn({ err }, "could not write the node heartbeat"));
+  }, config.nodeHeartbeatMs);
+  heartbeatTimer.unref();
   const authenticate: RpcAuthenticator = overrides.authenticate ?? ((authorization, scope) => authenticator.authenticate(authorization, scope));
-  const persistence = overrides.persistence ?? storePersistence(store, config.nodeId, (op, run) => metrics.observeStore(op, run));
+  const persistence = overrides.persistence ?? storePersistence(store, { id: nodeId, expiryMs: config.nodeExpiryMs }, (op, run) => metrics.observeStore(op, run));
   const rateLimits = createRateLimits(config);
 
   const registry = new SessionRegistry();
@@ -140,7 +165,10 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     log: app.log,
     metrics: metrics.session,
     allowSessionStart: (principal) => rateLimits.allowSessionStart(principal),
+    encodeEvent: encodeResponse,
+    memoryEvents: Math.max(1, Math.min(config.eventRetention, MEMORY_EVENTS)),
   };
+  const directory = new SessionDirectory(sessionDeps, registry);
 
   registerRestErrors(app);
   app.setValidatorCompiler(restValidatorCompiler());
@@ -167,7 +195,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   });
   await app.register(fastifyConnectPlugin, {
     routes: (router) => {
-      router.service(AgentService, createAgentService({ session: sessionDeps, registry, authenticate, openStreams }));
+      router.service(AgentService, createAgentService({ session: sessionDeps, registry, directory, authenticate, openStreams }));
       registerReflection(router, [AgentService]);
     },
     readMaxBytes: config.maxMessageBytes,
@@ -222,6 +250,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     models,
     registry,
     store,
+    nodeId,
     async listen() {
       await app.listen({ host: config.host, port: config.port });
       const address = app.server.address();
@@ -232,11 +261,18 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     async close() {
       draining = true;
       clearInterval(pruneTimer);
-      await onePort?.drain(config.shutdownGraceMs, () => {
-        for (const stream of openStreams) stream.shutdown();
-      });
-      await Promise.all(registry.all().map((s) => registry.end(s, "cancelled", "server shut down")));
+      clearInterval(heartbeatTimer);
+      onePort?.server.close();
+      // Only running turns deserve the grace period; at its end they are interrupted.
+      const turns = Promise.all(registry.all().map((s) => s.idle()));
+      const deadline = new AbortController();
+      await Promise.race([turns, delay(config.shutdownGraceMs, undefined, { signal: deadline.signal }).catch(() => undefined)]);
+      deadline.abort();
+      await Promise.all(registry.all().map((s) => registry.suspend(s)));
+      for (const stream of openStreams) stream.shutdown();
+      await onePort?.drain(0, () => {});
       await app.close();
+      await store.stopNode(nodeId).catch((err: unknown) => app.log.warn({ err }, "could not mark the node stopped"));
       await closeStore();
     },
   };

@@ -120,6 +120,8 @@ export const settings = {
     "sessions started per key per minute (0 = off)",
   ),
   nodeId: setting("ROZ_NODE_ID", undefined, optStr, "this node's id in a cluster", "hostname-pid"),
+  nodeHeartbeatMs: setting("ROZ_NODE_HEARTBEAT_MS", 5_000, int(100, 600_000), "how often this node writes its heartbeat to the store"),
+  nodeExpiryMs: setting("ROZ_NODE_EXPIRY_MS", 20_000, int(200, 3_600_000), "a node silent this long is gone: its sessions may be adopted"),
 } as const;
 
 type Settings = typeof settings;
@@ -136,6 +138,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     out[key] = raw === undefined ? s.default : s.parse(raw, s.env);
   }
   const config = out as Config;
+  if (config.nodeExpiryMs <= config.nodeHeartbeatMs) fail("ROZ_NODE_EXPIRY_MS", "must be longer than ROZ_NODE_HEARTBEAT_MS");
   if ((config.tlsCert === undefined) !== (config.tlsKey === undefined)) {
     fail(config.tlsCert === undefined ? "ROZ_TLS_CERT" : "ROZ_TLS_KEY", "ROZ_TLS_CERT and ROZ_TLS_KEY must be set together");
   }

@@ -23,6 +23,9 @@ export const reasons = {
   agent_error: { code: "internal", retryable: false, message: "agent error" },
   resource_exhausted: { code: "resource_exhausted", retryable: true, message: "limit exceeded" },
   internal: { code: "internal", retryable: true, message: "internal error" },
+  events_expired: { code: "out_of_range", retryable: false, message: "the events after this seq are no longer kept" },
+  interrupted: { code: "unavailable", retryable: true, message: "the turn was interrupted by a server restart" },
+  session_ended: { code: "failed_precondition", retryable: false, message: "the session has ended" },
   // transport and REST
   permission_denied: { code: "permission_denied", retryable: false, message: "the key lacks the required scope" },
   message_too_large: { code: "resource_exhausted", retryable: false, message: "message exceeds the size limit", http: 413 },

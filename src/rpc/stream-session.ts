@@ -1,15 +1,24 @@
 import type { HandlerContext } from "@connectrpc/connect";
 import { type RozError, toRozError } from "../errors/index.ts";
-import { type SessionCommand, type SessionDeps, SessionRegistry, SessionStream, sessionErrorOf } from "../session/index.ts";
+import {
+  type SessionCommand,
+  type SessionDeps,
+  type SessionDirectory,
+  SessionRegistry,
+  SessionStream,
+  sessionErrorOf,
+} from "../session/index.ts";
 import type { SessionRequest, SessionResponse } from "../gen/roz/v1/agent_pb.js";
 import { fromConnectError, toConnectError } from "./connect-errors.ts";
 import { rawRequestKey, type RpcAuthenticator } from "./context-values.ts";
 import { commandFromWire } from "./from-wire.ts";
+import { isJsonCall, responseMessage } from "./response-writer.ts";
 import { responseToWire } from "./to-wire.ts";
 
 export interface StreamSessionDeps {
   session: SessionDeps;
   registry: SessionRegistry;
+  directory: SessionDirectory;
   authenticate: RpcAuthenticator;
   /** Open streams, so that shutdown can end them. */
   openStreams: Set<SessionStream>;
@@ -18,6 +27,7 @@ export interface StreamSessionDeps {
 /** The command a request would have become, for the cases whose decoding can fail. */
 const commandTypes: Partial<Record<NonNullable<SessionRequest["request"]["case"]>, SessionCommand["type"]>> = {
   start: "start",
+  resume: "resume",
   userMessage: "user_message",
   toolResult: "tool_result",
   registerTools: "register_tools",
@@ -34,33 +44,59 @@ function authError(error: RozError): SessionResponse {
   return responseToWire({ seq: 0, event: { type: "session_error", ...wire } });
 }
 
-/** Lets the transport report a reset that happened together with the request EOF. */
-const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 20));
+/** Authenticates a session call (`sessions` scope); on failure yields the in-band error, then throws the status. */
+export async function* authenticateSessionCall(deps: Pick<StreamSessionDeps, "authenticate">, ctx: HandlerContext) {
+  try {
+    return await deps.authenticate(ctx.requestHeader.get("authorization"), "sessions");
+  } catch (err) {
+    const error = toRozError(err);
+    yield authError(error);
+    throw toConnectError(error);
+  }
+}
 
 /**
- * The StreamSession handler. Requests are read in their own task and fed to the
- * session's state machine; responses come from its ordered output. A clean half-close
- * ends the session after its running turn; a transport break detaches it.
+ * Writes a stream's output as the call's responses until it ends; a fatal item ends the
+ * call with its status. The client going away (abort, or a write that fails) detaches the
+ * stream. Every response goes through `responseMessage`, the one per-message write path.
+ */
+export async function* writeStream(stream: SessionStream, deps: StreamSessionDeps, ctx: HandlerContext): AsyncGenerator<SessionResponse> {
+  deps.openStreams.add(stream);
+  const json = isJsonCall(ctx);
+  const onAbort = (): void => stream.transportBroken();
+  ctx.signal.addEventListener("abort", onAbort, { once: true });
+  try {
+    for await (const item of stream.output) {
+      if (item.kind === "fatal") throw toConnectError(item.error);
+      yield responseMessage(item.item, json);
+    }
+  } finally {
+    ctx.signal.removeEventListener("abort", onAbort);
+    // Reached early only when the client went away while we were writing.
+    stream.transportBroken();
+    deps.openStreams.delete(stream);
+  }
+}
+
+/**
+ * The StreamSession handler. Requests are read in their own task and fed to the stream's
+ * state machine; responses come from its ordered output. A clean half-close detaches the
+ * stream (the session ends when it was the last one); a transport break detaches it too,
+ * leaving the session resumable.
  */
 export function createStreamSession(deps: StreamSessionDeps) {
   return async function* streamSession(requests: AsyncIterable<SessionRequest>, ctx: HandlerContext): AsyncGenerator<SessionResponse> {
-    let principal;
-    try {
-      principal = await deps.authenticate(ctx.requestHeader.get("authorization"), "sessions");
-    } catch (err) {
-      const error = toRozError(err);
-      yield authError(error);
-      throw toConnectError(error);
-    }
-    const stream = new SessionStream(deps.session, deps.registry, principal);
-    deps.openStreams.add(stream);
+    const principal = yield* authenticateSessionCall(deps, ctx);
+    const stream = new SessionStream(deps.session, deps.registry, deps.directory, principal);
     const raw = ctx.values.get(rawRequestKey);
+    // A reset is recorded on the HTTP/2 stream (rstCode) before its readable side ends, so at
+    // the request EOF this already tells a reset from a half-close; no wait is needed.
     const broken = (): boolean => ctx.signal.aborted || (raw?.aborted() ?? false);
 
     // The request reader: every path settles the stream itself. A rejection would be a bug,
     // and unobserved it would take the process down.
     void (async () => {
-      let started = false;
+      let attached = false;
       try {
         for await (const request of requests) {
           let command;
@@ -69,17 +105,16 @@ export function createStreamSession(deps: StreamSessionDeps) {
           } catch (err) {
             const error = toRozError(err, "malformed_message");
             const type = (request.request.case && commandTypes[request.request.case]) ?? "unsupported";
-            if (!started && type === "start") {
+            if (!attached && (type === "start" || type === "resume")) {
               await stream.fail(error);
               return;
             }
             stream.rejectRequest(error, type);
             continue;
           }
-          if (command.type === "start") started = true;
+          if (command.type === "start" || command.type === "resume") attached = true;
           await stream.handle(command);
         }
-        await settle();
         if (broken()) stream.transportBroken();
         else await stream.requestsEnded();
       } catch (err) {
@@ -91,18 +126,6 @@ export function createStreamSession(deps: StreamSessionDeps) {
       stream.transportBroken();
     });
 
-    const onAbort = (): void => stream.transportBroken();
-    ctx.signal.addEventListener("abort", onAbort, { once: true });
-    try {
-      for await (const item of stream.output) {
-        if (item.kind === "fatal") throw toConnectError(item.error);
-        yield responseToWire(item.item);
-      }
-    } finally {
-      ctx.signal.removeEventListener("abort", onAbort);
-      // Reached early only when the client went away while we were writing.
-      stream.transportBroken();
-      deps.openStreams.delete(stream);
-    }
+    yield* writeStream(stream, deps, ctx);
   };
 }

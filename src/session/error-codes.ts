@@ -19,6 +19,8 @@ const retryableByCode: Record<SessionErrorCode, boolean | undefined> = {
   agent_error: undefined,
   resource_exhausted: true,
   internal: true,
+  events_expired: false,
+  interrupted: true,
 };
 
 const isSessionCode = (s: string): s is SessionErrorCode => Object.hasOwn(retryableByCode, s);

@@ -42,6 +42,8 @@ export type SessionCommand =
   | { type: "feedback"; sessionId: string; messageId: string; rating: string }
   | { type: "permission_decision"; toolCallId: string; approved: boolean }
   | { type: "register_tools"; source?: string; tools: ClientTool[]; systemContext?: string }
+  /** Re-attach this stream to an existing session (first message instead of `start`). */
+  | { type: "resume"; sessionId: string; afterSeq?: number }
   /** Messages this server accepts but does not act on (WebRTC, cameras). */
   | { type: "unsupported"; name: string };
 
@@ -59,7 +61,9 @@ export type SessionErrorCode =
   | "model_error"
   | "agent_error"
   | "resource_exhausted"
-  | "internal";
+  | "internal"
+  | "events_expired"
+  | "interrupted";
 
 /** Everything a session stream carries, in order. */
 export type SessionEvent =
@@ -74,6 +78,22 @@ export type SessionEvent =
 export interface SequencedEvent {
   seq: number;
   event: SessionEvent;
+}
+
+/** One kept response as the log holds it: its seq and its encoded bytes (encoded once). */
+export interface LoggedEvent {
+  seq: number;
+  bytes: Uint8Array;
+}
+
+/**
+ * What a stream writes: a numbered response as an event (live or stream-local), as logged
+ * bytes (replayed), or both (a live kept event). At least one of `event` and `bytes` is set.
+ */
+export interface OutgoingEvent {
+  seq: number;
+  event?: SessionEvent;
+  bytes?: Uint8Array;
 }
 
 export type AgentModeInput = AgentMode;

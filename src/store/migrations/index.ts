@@ -1,8 +1,9 @@
 import { initial } from "./001-initial.ts";
+import { durableSessions } from "./002-durable-sessions.ts";
 import type { Migration } from "./migration.ts";
 
 export type { Migration } from "./migration.ts";
 export { runMigrations } from "./runner.ts";
 
 /** Every schema version, ascending. Append only. */
-export const migrations: readonly Migration[] = [initial];
+export const migrations: readonly Migration[] = [initial, durableSessions];

@@ -5,6 +5,7 @@ import { environmentRepo } from "./environments.ts";
 import { eventRepo } from "./events.ts";
 import { feedbackRepo } from "./feedback.ts";
 import { keyRepo } from "./keys.ts";
+import { nodeRepo } from "./nodes.ts";
 import { sessionRepo } from "./sessions.ts";
 import { tenantRepo } from "./tenants.ts";
 import { turnRepo } from "./turns.ts";
@@ -39,6 +40,7 @@ export function createSqlStore(db: SqlDatabase, options: SqlStoreOptions = {}): 
     ...turnRepo(ctx),
     ...feedbackRepo(ctx),
     ...eventRepo(ctx),
+    ...nodeRepo(ctx),
     async ping() {
       await db.get("SELECT 1 AS ok");
     },
