@@ -205,6 +205,14 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     contextValues: (req) => {
       const raw = req.raw as IncomingMessage | Http2ServerRequest;
       return createContextValues().set(rawRequestKey, {
+        settled: () =>
+          new Promise<void>((resolve) => {
+            const stream = "stream" in raw ? raw.stream : undefined;
+            const session = stream?.session;
+            if (!stream || !session || stream.destroyed || session.destroyed || session.closed) return resolve();
+            stream.once("close", () => resolve());
+            if (!session.ping(() => resolve())) resolve();
+          }),
         aborted: () => {
           if ("stream" in raw && raw.stream) return raw.stream.aborted || (raw.stream.rstCode ?? 0) !== 0 || raw.stream.destroyed;
           return raw.socket?.destroyed ?? true;

@@ -5,6 +5,12 @@ import type { Principal } from "../session/index.ts";
 export interface RawRequestInfo {
   /** True once the peer reset the stream or the connection broke. */
   aborted(): boolean;
+  /**
+   * Resolves once every frame the peer sent before now has been processed (an HTTP/2 PING
+   * round trip; at once on HTTP/1.1 or a closed connection), so `aborted()` is then final
+   * for anything the client did before.
+   */
+  settled(): Promise<void>;
 }
 
 export const rawRequestKey = createContextKey<RawRequestInfo | undefined>(undefined, { description: "raw request info" });

@@ -89,8 +89,10 @@ export function createStreamSession(deps: StreamSessionDeps) {
     const principal = yield* authenticateSessionCall(deps, ctx);
     const stream = new SessionStream(deps.session, deps.registry, deps.directory, principal);
     const raw = ctx.values.get(rawRequestKey);
-    // A reset is recorded on the HTTP/2 stream (rstCode) before its readable side ends, so at
-    // the request EOF this already tells a reset from a half-close; no wait is needed.
+    // A client that goes away often half-closes and resets at once (grpc-js cancel, Node's
+    // stream.close): at the request EOF the reset may still be on the wire. `settled()` waits
+    // for one HTTP/2 PING round trip, which the peer answers only after the frames it sent
+    // before it, so after it a reset is known for sure (no timing guess).
     const broken = (): boolean => ctx.signal.aborted || (raw?.aborted() ?? false);
 
     // The request reader: every path settles the stream itself. A rejection would be a bug,
@@ -115,6 +117,7 @@ export function createStreamSession(deps: StreamSessionDeps) {
           if (command.type === "start" || command.type === "resume") attached = true;
           await stream.handle(command);
         }
+        await raw?.settled();
         if (broken()) stream.transportBroken();
         else await stream.requestsEnded();
       } catch (err) {
