@@ -118,7 +118,7 @@ describe("graceful shutdown (SIGTERM) of the real process", () => {
     const sentAt = Date.now();
     server.child.kill("SIGTERM");
     const done = await call.responses.nextMatching((r) => r.response === "turn_complete", 15_000);
-    expect(done.turn_complete.stop_reason).toBe("end_turn");
+    expect((done["turn_complete"] as { stop_reason: string }).stop_reason).toBe("end_turn");
     expect((await call.status).code).toBe(grpc.status.UNAVAILABLE);
     expect(await server.exited, output(server)).toEqual({ code: 0, signal: null });
     expect(Date.now() - sentAt).toBeLessThan(grace);
@@ -136,7 +136,7 @@ describe("graceful shutdown (SIGTERM) of the real process", () => {
     const error = await call.responses.nextMatching((r) => r.response === "error", 15_000);
     expect(error.error).toMatchObject({ code: "interrupted", retryable: true });
     const done = await call.responses.nextMatching((r) => r.response === "turn_complete", 15_000);
-    expect(done.turn_complete.stop_reason).toBe("error");
+    expect((done["turn_complete"] as { stop_reason: string }).stop_reason).toBe("error");
     expect((await call.status).code).toBe(grpc.status.UNAVAILABLE);
     expect(await server.exited, output(server)).toEqual({ code: 0, signal: null });
   });
