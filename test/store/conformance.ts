@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe } from "vitest";
 import { openStore, type Store, type StoreSettings, type Tenant } from "../../src/store/index.ts";
 import { uniqueName } from "./fixtures.ts";
 import { crashSuite } from "./suites/crash.ts";
+import { durableSessionSuite } from "./suites/durable-sessions.ts";
 import { environmentSuite } from "./suites/environments.ts";
 import { eventSuite } from "./suites/events.ts";
 import { keySuite } from "./suites/keys.ts";
@@ -61,6 +62,7 @@ export function defineStoreConformance(name: string, harness: StoreHarness): voi
     sessionSuite(ctx);
     transcriptSuite(ctx);
     eventSuite(ctx);
+    durableSessionSuite(ctx);
     crashSuite(ctx);
   });
 }
