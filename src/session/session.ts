@@ -547,13 +547,14 @@ export class Session {
     this.agent.dispose();
     const attached = [...this.#attachments];
     this.#attachments.clear();
-    for (const a of attached) a.ended();
     await this.#flushEvents();
     try {
       await this.#deps.persistence.setStatus(this.principal.tenantId, this.id, status);
     } catch (err) {
       this.#deps.log.error({ err, sessionId: this.id }, "could not persist session end");
     }
+    // Streams end only now: a client whose RPC ended may rely on the end being stored.
+    for (const a of attached) a.ended();
   }
 
   #setStatus(status: SessionStatus): void {
