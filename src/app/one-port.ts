@@ -29,6 +29,8 @@ export class OnePortServer {
   readonly server: net.Server;
   readonly #h2Sessions = new Set<http2.ServerHttp2Session>();
   readonly #h1Sockets = new Set<Socket>();
+  /** Accepted sockets still being sniffed (a client that connects and sends nothing stays here). */
+  readonly #sniffing = new Set<Socket>();
   readonly #h1: http.Server;
   #closing = false;
 
@@ -67,6 +69,8 @@ export class OnePortServer {
   #sniff(socket: Socket, h2: http2.Http2Server): void {
     // A reset during sniffing must not crash the process.
     socket.on("error", () => socket.destroy());
+    this.#sniffing.add(socket);
+    socket.once("close", () => this.#sniffing.delete(socket));
     let seen = Buffer.alloc(0);
     const onData = (chunk: Buffer): void => {
       seen = Buffer.concat([seen, chunk]);
@@ -74,6 +78,7 @@ export class OnePortServer {
       const isH2 = seen.subarray(0, n).equals(PREFACE.subarray(0, n));
       if (isH2 && seen.length < PREFACE.length) return; // preface split across segments
       socket.off("data", onData);
+      this.#sniffing.delete(socket);
       socket.pause();
       socket.unshift(seen);
       if (this.#closing) {
@@ -122,7 +127,7 @@ export class OnePortServer {
 
   /** Open HTTP/2 sessions plus HTTP/1.1 sockets. */
   get connectionCount(): number {
-    return this.#h2Sessions.size + this.#h1Sockets.size;
+    return this.#h2Sessions.size + this.#h1Sockets.size + this.#sniffing.size;
   }
 
   /**
@@ -140,6 +145,7 @@ export class OnePortServer {
     await this.#waitIdle(flushMs);
     for (const session of this.#h2Sessions) session.destroy();
     for (const socket of this.#h1Sockets) socket.destroy();
+    for (const socket of this.#sniffing) socket.destroy();
   }
 
   /**
