@@ -4,9 +4,10 @@
  * value and OK/MISS. The machine is shared and noisy, so nothing here fails on a timing:
  * the exit code is 0 unless a section crashed (then 1, after the other sections ran).
  *
- * Sections: transport (issue 3), session (issue 4), persistence (issue 5).
+ * Sections: transport (issue 3), session (issue 4), persistence (issue 5), reattach.
  */
 import { runPersistence } from "./persistence.ts";
+import { runReattach } from "./reattach.ts";
 import { runSession } from "./session.ts";
 import { type BenchOptions, printTable, type Row, within } from "./support.ts";
 import { runTransport } from "./transport.ts";
@@ -15,6 +16,7 @@ const sections: Record<string, { title: string; run: (options: BenchOptions) => 
   transport: { title: "transport (issue 3): StreamSession ping/pong", run: runTransport },
   session: { title: "session (issue 4): deltas, latency, tools, idle memory", run: runSession },
   persistence: { title: "persistence (issue 5): turns stored, turn latency", run: runPersistence },
+  reattach: { title: "reattach: re-attach latency and replay throughput", run: runReattach },
 };
 
 const usage = `usage: npm run bench -- [--quick] [--profile] [${Object.keys(sections).join("|")}]…`;
