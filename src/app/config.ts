@@ -86,7 +86,7 @@ export const settings = {
   corsOrigins: setting("ROZ_CORS_ORIGINS", [] as string[], list, "comma-separated origins allowed for browser clients"),
   maxMessageBytes: setting("ROZ_MAX_MESSAGE_BYTES", 4 * 1024 * 1024, bytes, "largest request message (RPC) and REST body", "4MiB"),
   maxConcurrentStreams: setting("ROZ_MAX_CONCURRENT_STREAMS", 1000, int(1, 1_000_000), "HTTP/2 streams per connection"),
-  shutdownGraceMs: setting("ROZ_SHUTDOWN_GRACE_MS", 10_000, int(0, 600_000), "how long shutdown waits for open streams"),
+  shutdownGraceMs: setting("ROZ_SHUTDOWN_GRACE_MS", 10_000, int(0, 600_000), "how long shutdown waits for running turns"),
   http2PingIntervalMs: setting("ROZ_HTTP2_PING_INTERVAL_MS", 30_000, int(0, 3_600_000), "HTTP/2 keepalive PING interval (0 = off)"),
   keepaliveIntervalMs: setting("ROZ_KEEPALIVE_INTERVAL_MS", 15_000, int(100, 3_600_000), "Keepalive message interval on session streams"),
   logLevel: setting("ROZ_LOG_LEVEL", "info", oneOf("fatal", "error", "warn", "info", "debug", "trace", "silent"), "log level"),
