@@ -84,6 +84,8 @@ export class SessionDirectory {
       lastSeq: Math.max(stored.lastSeq, snapshot.lastSeq),
     });
     this.#registry.add(session);
+    // Detached until a stream attaches (the caller's, normally at once), so it cannot linger.
+    session.waitForAttach();
     this.#deps.log.info({ sessionId, from: stored.nodeId }, "session adopted from the store");
     return { kind: "live", session };
   }

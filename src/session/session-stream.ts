@@ -142,7 +142,12 @@ export class SessionStream {
     this.#attaching = true;
     try {
       if (!isUuid(sessionId)) throw new RozError("not_found", `session "${sessionId}" not found`);
-      const located = await this.#directory.find(this.#principal, sessionId);
+      let located = await this.#directory.find(this.#principal, sessionId);
+      // A session that is ending right now is replayed like an ended one, once its end is stored.
+      if (located.kind === "live" && located.session.ending) {
+        await located.session.ending;
+        located = { kind: "ended", lastSeq: located.session.lastSeq };
+      }
       if (located.kind === "ended") {
         if (afterSeq > located.lastSeq) {
           throw new RozError("invalid_argument", `after_seq ${afterSeq} is beyond the session's last seq ${located.lastSeq}`);

@@ -119,6 +119,11 @@ export class Session {
     return this.#seq;
   }
 
+  /** Set once the session is ending (or leaving this process): resolves when that is stored. */
+  get ending(): Promise<void> | undefined {
+    return this.#ending;
+  }
+
   get attachedStreams(): number {
     return this.#attachments.size;
   }
@@ -274,7 +279,15 @@ export class Session {
       this.#inputClosed = false;
     }
     this.#attachments.delete(attachment);
-    if (this.#attachments.size > 0 || this.#status !== "active") return;
+    this.waitForAttach();
+  }
+
+  /**
+   * With no stream attached, the session is `detached` and ends after `detachGraceMs` unless
+   * one attaches (also for a session rebuilt from the store, before its first attach).
+   */
+  waitForAttach(): void {
+    if (this.#attachments.size > 0 || this.#status !== "active" || this.#ending) return;
     this.#setStatus("detached");
     this.#detachTimer = setTimeout(() => {
       this.#detachTimer = undefined;
@@ -288,6 +301,8 @@ export class Session {
    * from SendToSession (no stream). In-band errors go to every attached stream.
    */
   async handle(command: SessionCommand, from?: Attachment): Promise<void> {
+    // An ending session answers pings only; its agent is going away.
+    if (this.#ending && command.type !== "ping") return;
     switch (command.type) {
       case "ping":
         return this.emitLocal({ type: "pong" }, from);

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import type { SessionResponse } from "../../src/gen/roz/v1/agent_pb.js";
 import { startServer, type TestServer } from "../support/server.ts";
 import { type SessionClient, type SessionClientFactory, sessionClientFactory } from "../support/session-client.ts";
-import { caseOf, readTurn, rq, show, startSession } from "../support/session-protocol.ts";
+import { caseOf, readTurn, rq, show, valueOf } from "../support/session-protocol.ts";
 import { type TimerTracker, trackTimers } from "../support/timer-tracker.ts";
 
 const SESSIONS = Number(process.env["STORM_SESSIONS"] ?? 200);
@@ -31,11 +31,14 @@ afterAll(async () => {
 /** A client that drops its stream `DROPS` times during its turn, re-attaching from its last seq each time. */
 async function stormyClient(factory: SessionClientFactory): Promise<{ got: SessionResponse[]; observer: SessionResponse[] }> {
   let client: SessionClient = factory.open();
-  const { sessionId } = await startSession(client);
+  // 200 starts at once on a shared machine: give them time (the point here is the drops).
+  client.send(rq.start());
+  const started = await client.responses.nextMatching((r) => caseOf(r) === "sessionStarted", 60_000);
+  const { sessionId } = valueOf(started, "sessionStarted");
   // The never-disconnected client of the same session.
   const observer = factory.open();
   observer.send({ request: { case: "resume", value: { sessionId, afterSeq: 0n } } });
-  await observer.responses.nextMatching((r) => caseOf(r) === "sessionStarted");
+  await observer.responses.nextMatching((r) => caseOf(r) === "sessionStarted", 60_000);
 
   const got: SessionResponse[] = [];
   let last = 0n;
