@@ -82,6 +82,7 @@ export class SessionDirectory {
         permissions: snapshot.permissions,
       },
       lastSeq: Math.max(stored.lastSeq, snapshot.lastSeq),
+      ...(snapshot.runningTurn ? { cutTurn: snapshot.runningTurn } : {}),
     });
     this.#registry.add(session);
     // Detached until a stream attaches (the caller's, normally at once), so it cannot linger.

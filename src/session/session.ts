@@ -6,7 +6,7 @@ import { retryableOf } from "./error-codes.ts";
 import { EventLog } from "./event-log.ts";
 import type { Principal, SessionDeps, SessionStatus } from "./ports.ts";
 import type { SessionRegistry } from "./session-registry.ts";
-import { encodeSnapshot, type SessionOrigin } from "./snapshot.ts";
+import { encodeSnapshot, type RunningTurnInfo, type SessionOrigin } from "./snapshot.ts";
 import type { LoggedEvent, OutgoingEvent, SessionCommand, SessionErrorCode, SessionEvent } from "./types.ts";
 
 /** Merged deltas are flushed at this many characters even within one tick. */
@@ -81,6 +81,12 @@ export class Session {
    * and numbering continues after it; the seq jumps over what was lost.
    */
   #restoredUnnumbered: boolean;
+  /** The running turn, as the state written at its start names it. */
+  #running: RunningTurnInfo | undefined;
+  /** A turn the previous process was running when it died: recorded as interrupted on first use. */
+  #cutTurn: RunningTurnInfo | undefined;
+  /** Set while the cut turn is being recorded: requests wait for it (it is a turn of its own). */
+  #cutRecording: Promise<void> | undefined;
 
   constructor(init: {
     id: string;
@@ -92,6 +98,8 @@ export class Session {
     origin: SessionOrigin;
     /** For a session rebuilt from the store: its last seq (the log continues after it). */
     lastSeq?: number;
+    /** For a session rebuilt after a crash: the turn that was running then. */
+    cutTurn?: RunningTurnInfo;
   }) {
     this.id = init.id;
     this.principal = init.principal;
@@ -102,6 +110,7 @@ export class Session {
     this.#origin = init.origin;
     this.#seq = init.lastSeq ?? 0;
     this.#restoredUnnumbered = init.lastSeq !== undefined;
+    this.#cutTurn = init.cutTurn;
     this.#log = new EventLog(init.deps.memoryEvents, this.#seq + 1);
     this.#deps.metrics.sessionStatus("active", 1);
   }
@@ -252,6 +261,8 @@ export class Session {
       .filter((e): e is LoggedEvent => e !== undefined && e.seq <= afterSeq)
       .sort((a, b) => a.seq - b.seq);
     const from = this.#log.completeFrom;
+    // After the plan, so that the record of a cut turn reaches this stream live.
+    if (this.#cutTurn) setImmediate(() => void this.#recordCutTurn());
     return {
       resent,
       ...(afterSeq + 1 < from ? { stored: { afterSeq, beforeSeq: from } } : {}),
@@ -303,6 +314,7 @@ export class Session {
   async handle(command: SessionCommand, from?: Attachment): Promise<void> {
     // An ending session answers pings only; its agent is going away.
     if (this.#ending && command.type !== "ping") return;
+    if (command.type !== "ping") await this.#recordCutTurn();
     switch (command.type) {
       case "ping":
         return this.emitLocal({ type: "pong" }, from);
@@ -381,6 +393,16 @@ export class Session {
 
   /** Starts a turn; the caller checked that none is running. */
   startTurn(input: TurnInput): void {
+    this.#running = { messageId: input.messageId, userContent: input.content, mode: input.mode, startedAt: Date.now() };
+    // Stored in the write order, so a later turn write (without it) always lands after it.
+    void this.#write(async () => {
+      try {
+        await this.#deps.persistence.saveState(this.principal.tenantId, this.id, this.#snapshot(this.#seq));
+      } catch (err) {
+        this.#deps.log.warn({ err, sessionId: this.id }, "could not persist the running turn");
+      }
+      return false;
+    });
     const run = this.#runTurn(input).finally(() => {
       this.#turn = undefined;
     });
@@ -420,6 +442,7 @@ export class Session {
    */
   async #completeTurn(event: Extract<SessionEvent, { type: "turn_complete" }>): Promise<void> {
     this.#flushDelta();
+    this.#running = undefined;
     const seq = this.#seq + 1;
     const completed = { seq, bytes: this.#deps.encodeEvent({ seq, event }) };
     this.#held = [];
@@ -498,6 +521,7 @@ export class Session {
       history: this.agent.history(),
       ...(this.agent.pendingSystemContext !== undefined ? { pendingSystemContext: this.agent.pendingSystemContext } : {}),
       lastSeq,
+      ...(this.#running ? { runningTurn: this.#running } : {}),
     });
   }
 
@@ -505,6 +529,44 @@ export class Session {
     this.#deps.persistence.saveState(this.principal.tenantId, this.id, this.#snapshot(this.#seq)).catch((err: unknown) => {
       this.#deps.log.warn({ err, sessionId: this.id }, "could not persist session state");
     });
+  }
+
+  /**
+   * Records the turn a crashed process was running as interrupted, like a turn cut by a
+   * shutdown: `SessionError{interrupted}`, then its `turn_complete{error}`, stored as a turn
+   * (its user message, no answer). Once, at the session's first attach or request here.
+   */
+  async #recordCutTurn(): Promise<void> {
+    const cut = this.#cutTurn;
+    if (!cut || this.#ending) return this.#cutRecording;
+    this.#cutTurn = undefined;
+    const usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreationTokens: 0 };
+    const record: TurnRecord = {
+      messageId: cut.messageId,
+      userContent: cut.userContent,
+      userContext: [],
+      mode: cut.mode,
+      assistantText: "",
+      assistantThinking: "",
+      toolCalls: [],
+      usage,
+      stopReason: "cancelled",
+      compactions: 0,
+      startedAt: cut.startedAt,
+      endedAt: Date.now(),
+    };
+    const event = { type: "turn_complete" as const, messageId: cut.messageId, usage, stopReason: "cancelled" as const, record };
+    const turn = Promise.resolve()
+      .then(() => this.#completeTurn(this.#asInterrupted(event)))
+      .catch((err: unknown) => this.#deps.log.error({ err, sessionId: this.id }, "could not record the cut turn"))
+      .finally(() => {
+        this.#turn = undefined;
+      });
+    this.#turn = turn;
+    this.#cutRecording = turn.finally(() => {
+      this.#cutRecording = undefined;
+    });
+    await turn;
   }
 
   /** Cuts the running turn for a shutdown: it ends with `interrupted` (stored like any turn). */

@@ -18,6 +18,16 @@ export interface SessionSnapshot {
   history: ModelMessage[];
   pendingSystemContext?: string;
   lastSeq: number;
+  /** The turn that was running when this was stored (written as a turn starts): cut if the process died. */
+  runningTurn?: RunningTurnInfo;
+}
+
+/** What is known of a running turn before it ends: enough to record it as interrupted. */
+export interface RunningTurnInfo {
+  messageId: string;
+  userContent: string;
+  mode: "react" | "ooda_re_act";
+  startedAt: number;
 }
 
 /** The parts of a snapshot fixed at start. */

@@ -152,6 +152,42 @@ export function defineRestartSuite(name: string, makeBackend: () => Promise<Dura
       expect((await first.stop("SIGTERM")).code).toBe(0);
     }, 60_000);
 
+    it("a turn cut by SIGKILL is recorded as interrupted when the session is adopted; the conversation goes on", async () => {
+      let server = await spawn();
+      const a = open(server.url);
+      const { sessionId } = await startSession(a, { model: "scripted/default" });
+      a.send(rq.user("hello", { messageId: "m1" }));
+      expect(turnCompleteOf(await readTurn(a)).stopReason).toBe("end_turn");
+      a.send(rq.user(`script: ${JSON.stringify({ responses: [[{ delay_ms: 60_000 }, { text: "never" }]] })}`, { messageId: "m2" }));
+      await a.responses.nextMatching((r) => caseOf(r) === "activityUpdate");
+      // The running turn is named in the stored state before the process dies.
+      await expect
+        .poll(async () => JSON.stringify((await backend!.inspect([`SELECT state FROM sessions WHERE id = '${sessionId}'`])).results), { timeout: 15_000 })
+        .toContain("runningTurn");
+      const seen = Number(a.responses.seen.at(-1)!.seq);
+      server.child.kill("SIGKILL");
+      await server.exited;
+
+      server = await spawn();
+      const b = await resumeBidi(server.url, sessionId, seen);
+      const error = await b.responses.nextMatching((r) => caseOf(r) === "error", 15_000);
+      expect(valueOf(error, "error")).toMatchObject({ code: "interrupted", retryable: true });
+      expect(Number(error.seq)).toBeGreaterThan(seen);
+      const done = valueOf(await b.responses.nextMatching((r) => caseOf(r) === "turnComplete", 15_000), "turnComplete");
+      expect(done).toMatchObject({ messageId: "m2", stopReason: "error" });
+      b.send(rq.user("again", { messageId: "m3" }));
+      expect(turnCompleteOf(await readTurn(b)).stopReason).toBe("end_turn");
+      const turns = (await request(server.url, "GET", `/v1/sessions/${sessionId}/messages?format=turns`)).json.turns;
+      expect(turns.map((t: { message_id: string; stop_reason: string; error?: { code: string } }) => [t.message_id, t.stop_reason, t.error?.code])).toEqual([
+        ["m1", "end_turn", undefined],
+        ["m2", "error", "interrupted"],
+        ["m3", "end_turn", undefined],
+      ]);
+      b.end();
+      expect((await b.status).code).toBe(0);
+      expect((await server.stop("SIGTERM")).code).toBe(0);
+    }, 90_000);
+
     it.each(["SIGTERM", "SIGKILL"] as const)("a bidi client and a Connect-Web client keep their conversations across a %s restart", async (signal) => {
       let server = await spawn();
       const bidi = open(server.url);
