@@ -4,12 +4,13 @@
  * value and OK/MISS. The machine is shared and noisy, so nothing here fails on a timing:
  * the exit code is 0 unless a section crashed (then 1, after the other sections ran).
  *
- * Sections: transport (issue 3), session (issue 4), persistence (issue 5), anthropic, envelope (event formats), teams, abuse (issue 9).
+ * Sections: transport (issue 3), session (issue 4), persistence (issue 5), anthropic, envelope (event formats), teams, abuse (issue 9), reattach.
  */
 import { runAbuse } from "./abuse.ts";
 import { runAnthropic } from "./anthropic.ts";
 import { runEnvelope } from "./envelope.ts";
 import { runPersistence } from "./persistence.ts";
+import { runReattach } from "./reattach.ts";
 import { runSession } from "./session.ts";
 import { type BenchOptions, printTable, type Row, within } from "./support.ts";
 import { runTeams } from "./teams.ts";
@@ -23,6 +24,7 @@ const sections: Record<string, { title: string; run: (options: BenchOptions) => 
   envelope: { title: "envelope: event formats encoded at the wire edge", run: runEnvelope },
   teams: { title: "teams: TeamEvents to watchers, WatchTeam replay", run: runTeams },
   abuse: { title: "abuse (issue 9): event-loop blocks and a bystander's p99 ping per attack", run: runAbuse },
+  reattach: { title: "reattach: re-attach latency and replay throughput", run: runReattach },
 };
 
 const usage = `usage: npm run bench -- [--quick] [--profile] [${Object.keys(sections).join("|")}]…`;
