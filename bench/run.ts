@@ -6,7 +6,7 @@
  * ran). Every run is saved under bench/results/ (JSON, and an SVG of the latency curve);
  * `--compare FILE` then prints the change of each metric against that earlier run.
  *
- * Sections: transport, session, scale, persistence, anthropic, envelope, teams, abuse, bus.
+ * Sections: transport, session, scale, persistence, anthropic, envelope, teams, abuse, bus, reattach.
  */
 import { runAbuse } from "./abuse.ts";
 import { runAnthropic } from "./anthropic.ts";
@@ -15,6 +15,7 @@ import { runEnvelope } from "./envelope.ts";
 import { runPersistence } from "./persistence.ts";
 import { printComparison, type RunFile, saveRun } from "./results.ts";
 import { runScale } from "./scale.ts";
+import { runReattach } from "./reattach.ts";
 import { runSession } from "./session.ts";
 import { type BenchOptions, printTable, type Row, within } from "./support.ts";
 import { runTeams } from "./teams.ts";
@@ -30,6 +31,7 @@ const sections: Record<string, { title: string; run: (options: BenchOptions) => 
   teams: { title: "teams: TeamEvents to watchers, WatchTeam replay", run: runTeams },
   abuse: { title: "abuse: event-loop blocks and a bystander's p99 ping per attack", run: runAbuse },
   bus: { title: "bus: NATS JetStream against the in-memory bus", run: runBus },
+  reattach: { title: "reattach: re-attach latency and replay throughput", run: runReattach },
 };
 
 const usage = `usage: npm run bench -- [--quick] [--profile] [--compare FILE] [${Object.keys(sections).join("|")}]…`;

@@ -7,7 +7,7 @@ import { errorResponses, idParams, iso, pageQueryProperties, pageRequestOf, page
 import { turnJson } from "./transcript.ts";
 
 export interface SessionRoutesOptions {
-  store: Pick<Store, "getSession" | "listSessions" | "listTurns" | "updateSessionStatus">;
+  store: Pick<Store, "getSession" | "listSessions" | "listTurns" | "updateSessionStatus" | "lastEventSeq">;
   /** The live sessions of this process: DELETE ends a running one first. */
   registry: Pick<SessionRegistry, "get" | "end">;
   /** With several nodes: asks the node that runs a session (not this one) to end it. */
@@ -33,6 +33,17 @@ const sessionSchema = {
     compaction_count: { type: "integer" },
   },
   required: ["id", "environment_id", "model", "status", "created_at", "updated_at", "usage", "turn_count", "compaction_count"],
+} as const;
+
+/** One session in detail: also how many streams are attached here and its last response seq. */
+const sessionDetailSchema = {
+  ...sessionSchema,
+  properties: {
+    ...sessionSchema.properties,
+    attached_streams: { type: "integer", description: "streams attached to the session on this server" },
+    last_seq: { type: "integer", description: "seq of the session's last response (resume with after_seq up to it)" },
+  },
+  required: [...sessionSchema.required, "attached_streams", "last_seq"],
 } as const;
 
 const listQuery = {
@@ -115,12 +126,18 @@ export const sessionRoutes: RoutePlugin<SessionRoutesOptions> = async (app, { st
 
   app.get(
     "/sessions/:id",
-    { config, schema: { summary: "Get a session with its usage", tags, params: idParams, response: { 200: sessionSchema, ...errorResponses(404) } } },
+    { config, schema: { summary: "Get a session with its usage", tags, params: idParams, response: { 200: sessionDetailSchema, ...errorResponses(404) } } },
     async (request) => {
       const { id } = request.params;
-      const session = await store.getSession(principalOf(request).tenantId, id);
+      const tenantId = principalOf(request).tenantId;
+      const session = await store.getSession(tenantId, id);
       if (!session) throw notFound(id);
-      return sessionJson(session);
+      const live = registry.get(tenantId, id);
+      return {
+        ...sessionJson(session),
+        attached_streams: live?.attachedStreams ?? 0,
+        last_seq: live?.lastSeq ?? (await store.lastEventSeq(tenantId, id)) ?? 0,
+      };
     },
   );
 

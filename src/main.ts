@@ -40,7 +40,10 @@ async function main(argv: string[]): Promise<number> {
     stopping = true;
     app.fastify.log.info({ signal, graceMs: config.shutdownGraceMs }, "shutting down");
     app.close().then(
-      () => process.exit(0),
+      () => {
+        app.fastify.log.info({ signal }, "stopped");
+        process.exit(0);
+      },
       (err: unknown) => {
         app.fastify.log.error({ err }, "shutdown failed");
         process.exit(1);

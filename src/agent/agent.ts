@@ -67,6 +67,11 @@ class SessionAgent implements Agent {
       timeoutMs: 0,
       category: "pure",
     }));
+    this.#pendingSystemContext = options.pendingSystemContext;
+  }
+
+  get pendingSystemContext(): string | undefined {
+    return this.#pendingSystemContext;
   }
 
   get permissions(): PermissionRule[] {
@@ -151,6 +156,11 @@ class SessionAgent implements Agent {
     return turn.approvals.settle(toolCallId, { approved, ...(modifier !== undefined ? { modifier } : {}) }) ? "accepted" : "unknown";
   }
 
+  openClientWaits(): { toolCalls: string[]; approvals: string[] } {
+    const turn = this.#turn;
+    return { toolCalls: turn?.results.ids() ?? [], approvals: turn?.approvals.ids() ?? [] };
+  }
+
   cancelTurn(reason: string): void {
     this.#turn?.controller.abort(reason);
   }
@@ -161,7 +171,7 @@ class SessionAgent implements Agent {
   }
 
   clientTools(): ClientTool[] {
-    return [...this.#tools];
+    return structuredClone(this.#tools);
   }
 
   contextTokens(): number {

@@ -42,7 +42,8 @@ export interface TurnDeps {
   onAgentError: (error: unknown) => void;
 }
 
-type TurnError = NonNullable<TurnRecord["error"]>;
+/** The errors the loop itself ends a turn with (`interrupted` is set by the session layer). */
+type TurnError = NonNullable<TurnRecord["error"]> & { code: "model_error" | "agent_error" };
 
 /** What the client is told when the agent's own code failed (the cause goes to `onAgentError`). */
 export const AGENT_FAILURE: Readonly<TurnError> = Object.freeze({ code: "agent_error", message: "the agent failed", retryable: false });

@@ -52,6 +52,11 @@ export class PendingMap<T> {
     for (const entry of [...this.#entries.values()]) entry.finish({ kind: "cancelled" });
   }
 
+  /** The ids of the open waits. */
+  ids(): string[] {
+    return [...this.#entries.keys()];
+  }
+
   get size(): number {
     return this.#entries.size;
   }

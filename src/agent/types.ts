@@ -149,6 +149,8 @@ export interface AgentOptions {
   projectContext: string[];
   /** Environment instructions, added after the base instructions. */
   instructions?: string;
+  /** A `register_tools` system context not yet consumed by a turn (restored sessions). */
+  pendingSystemContext?: string;
   maxContextTokens: number;
   /** Environment rules; the defaults of §4 apply after them. */
   permissions: PermissionRule[];
@@ -182,6 +184,8 @@ export interface Agent {
   submitToolResult(toolCallId: string, outcome: ToolOutcome): Delivery;
   /** `modifier` (approvals only) is merged into the call's arguments, see `PermissionAnswer`. */
   decidePermission(toolCallId: string, approved: boolean, modifier?: JsonObject): Delivery;
+  /** The tool calls waiting for a client result and the calls waiting for an approval, by id. */
+  openClientWaits(): { toolCalls: string[]; approvals: string[] };
   /** Aborts the running turn (no-op without one); it ends with `turn_complete{cancelled}`. */
   cancelTurn(reason: string): void;
   /** Throws `invalid_argument` (and changes nothing) when the session would hold more than `limits.maxTools`. */
@@ -193,6 +197,8 @@ export interface Agent {
   readonly maxContextTokens: number;
   /** A copy of the conversation so far, valid to send to a provider. */
   history(): ModelMessage[];
+  /** The `registerTools` system context the next turn will use, if any. */
+  readonly pendingSystemContext: string | undefined;
   /** Cancels everything and releases timers; the agent is unusable afterwards. */
   dispose(): void;
 }

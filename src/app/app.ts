@@ -1,6 +1,7 @@
 import { constants as http2Constants, type Http2ServerRequest, type Http2ServerResponse } from "node:http2";
 import type { IncomingMessage } from "node:http";
 import { randomUUID } from "node:crypto";
+import { setTimeout as delay } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import cors from "@fastify/cors";
 import swagger from "@fastify/swagger";
@@ -10,9 +11,9 @@ import fastify, { type FastifyInstance } from "fastify";
 import { createAgent, type AgentLimits, type PermissionRule } from "../agent/index.ts";
 import { AgentService } from "../gen/roz/v1/agent_pb.js";
 import { createModelCatalog, type ModelCatalog } from "../models/index.ts";
-import { createAgentService, encodeGrpcMessagesOf, rawRequestKey, type RpcAuthenticator } from "../rpc/index.ts";
+import { createAgentService, encodeGrpcMessagesOf, encodeResponse, rawRequestKey, type RpcAuthenticator } from "../rpc/index.ts";
 import { registerReflection } from "../rpc/reflection/index.ts";
-import { SessionRegistry, type SessionDeps, type SessionPersistence, type SessionStream, StreamSlots } from "../session/index.ts";
+import { SessionDirectory, SessionRegistry, type SessionDeps, type SessionPersistence, type SessionStream, StreamSlots } from "../session/index.ts";
 import { healthRoutes } from "../../routes/health.ts";
 import { openapiRoutes } from "../../routes/openapi.ts";
 import { versionRoutes } from "../../routes/version.ts";
@@ -41,11 +42,15 @@ import { loggerOptions } from "./logger.ts";
 import { OnePortServer } from "./one-port.ts";
 import { parsePermissionRules } from "./permission-rules.ts";
 import { frameworkErrorReply, registerRestErrors } from "./rest-errors.ts";
+import { pingRoundTrip } from "./ping-round-trip.ts";
 import { listenFailure, readSettingFile, storeOpenFailure } from "./startup-errors.ts";
 import { SERVER_VERSION } from "./version.ts";
 
 /** The console's build output in this installation (`npm run build:web` writes it). */
 const defaultConsoleDir = fileURLToPath(new URL("../../web/dist/", import.meta.url));
+
+/** Kept responses a live session holds in memory at most (older ones are read from the store). */
+const MEMORY_EVENTS = 2_000;
 
 /** Parts a test or benchmark may swap; everything else is built from `Config`. */
 export interface AppOverrides {
@@ -67,9 +72,15 @@ export interface App {
   readonly teams: Teams;
   /** The event bus (in-memory, or NATS with `NATS_URL`). */
   readonly bus: EventBus;
+  /** This process's id in the store's `nodes` (ROZ_NODE_ID, else hostname-pid). */
+  readonly nodeId: string;
   /** Listens on the configured host and port; resolves with the base URL. */
   listen(): Promise<string>;
-  /** Stops accepting, drains streams for the grace period, then closes everything. */
+  /**
+   * Stops accepting; running turns get the grace period to finish (then they are
+   * interrupted); every live session is stored and detached (resumable by the next process),
+   * open streams end with UNAVAILABLE; then everything closes. Idle streams cost no wait.
+   */
   close(): Promise<void>;
 }
 
@@ -152,22 +163,36 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   const closeStore = async (): Promise<void> => {
     if (!overrides.store) await store.close();
   };
+  const nodeId = nodeIdOf(config);
+  /**
+   * The heartbeat that tells other processes this one still runs its sessions; sessions of
+   * nodes that stopped heart-beating stay resumable (adopted on re-attach) until nobody came
+   * back for them within the detach grace.
+   */
+  const heartbeat = async (): Promise<void> => {
+    const now = Date.now();
+    await store.heartbeatNode(nodeId, now);
+    const abandoned = await store.endAbandonedSessions({ aliveSince: now - config.nodeExpiryMs, idleBefore: now - config.detachGraceMs }, now);
+    if (abandoned > 0) app.log.warn({ sessions: abandoned }, "ended sessions whose node stopped and that nobody re-attached to");
+  };
   let authenticator: Authenticator;
   let bus: EventBus | undefined;
   try {
     bus = overrides.bus ?? (await openBus(config, app.log));
     authenticator = await createAuthenticator(config, store, app.log);
-    // Sessions that were running when the previous process died cannot resume.
-    const orphaned = await store.markOrphanedSessions(config.nodeId);
-    if (orphaned > 0) app.log.warn({ sessions: orphaned }, "marked sessions of a previous run as error");
+    await heartbeat();
   } catch (err) {
     if (!overrides.bus) await bus?.close();
     await closeStore();
     throw err;
   }
-  metrics.observeBus(bus, nodeIdOf(config));
+  metrics.observeBus(bus, nodeId);
+  const heartbeatTimer = setInterval(() => {
+    heartbeat().catch((err: unknown) => app.log.warn({ err }, "could not write the node heartbeat"));
+  }, config.nodeHeartbeatMs);
+  heartbeatTimer.unref();
   const authenticate: RpcAuthenticator = overrides.authenticate ?? ((authorization, scope) => authenticator.authenticate(authorization, scope));
-  const persistence = overrides.persistence ?? storePersistence(store, config.nodeId, (op, run) => metrics.observeStore(op, run));
+  const persistence = overrides.persistence ?? storePersistence(store, { id: nodeId, expiryMs: config.nodeExpiryMs }, (op, run) => metrics.observeStore(op, run));
   const rateLimits = createRateLimits(config);
 
   const teams = new Teams({
@@ -198,7 +223,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
 
   const registry = new SessionRegistry();
   // Only a networked bus has other nodes to route to.
-  const routing = bus.kind === "memory" ? undefined : createSessionRouting(bus, nodeIdOf(config), registry);
+  const routing = bus.kind === "memory" ? undefined : createSessionRouting(bus, nodeId, registry);
   const openStreams = new Set<SessionStream>();
   const openWatches = new Set<AbortController>();
   let draining = false;
@@ -216,7 +241,10 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     allowSessionStart: (principal) => rateLimits.allowSessionStart(principal),
     extend: teamExtension(teams),
     startTimeoutMs: config.startTimeoutMs,
+    encodeEvent: encodeResponse,
+    memoryEvents: Math.max(1, Math.min(config.eventRetention, MEMORY_EVENTS)),
   };
+  const directory = new SessionDirectory(sessionDeps, registry);
 
   registerRestErrors(app);
   app.setValidatorCompiler(restValidatorCompiler());
@@ -250,6 +278,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
         createAgentService({
           session: sessionDeps,
           registry,
+          directory,
           authenticate,
           openStreams,
           defaultEventFormat: config.eventFormat,
@@ -269,6 +298,14 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     contextValues: (req) => {
       const raw = req.raw as IncomingMessage | Http2ServerRequest;
       return createContextValues().set(rawRequestKey, {
+        settled: () =>
+          new Promise<void>((resolve) => {
+            const stream = "stream" in raw ? raw.stream : undefined;
+            const session = stream?.session;
+            if (!stream || !session || stream.destroyed || session.destroyed || session.closed) return resolve();
+            stream.once("close", () => resolve());
+            void pingRoundTrip(session).then(resolve);
+          }),
         aborted: () => {
           if ("stream" in raw && raw.stream) return raw.stream.aborted || (raw.stream.rstCode ?? 0) !== 0 || raw.stream.destroyed;
           return raw.socket?.destroyed ?? true;
@@ -312,7 +349,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
           providers: models.providers().map((p: { name: string }) => p.name),
           store: store.kind,
           bus: bus.kind,
-          nodeId: nodeIdOf(config),
+          nodeId,
         }),
       });
       await v1.register(environmentRoutes, { store, models });
@@ -339,6 +376,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     store,
     teams,
     bus,
+    nodeId,
     async listen() {
       await app.ready();
       // The one-port server is bound here rather than by `app.listen()`: Fastify's own
@@ -364,14 +402,21 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       watchdog?.stop();
       routing?.close();
       clearInterval(pruneTimer);
-      await onePort?.drain(config.shutdownGraceMs, () => {
-        for (const stream of openStreams) stream.shutdown();
-        for (const watch of openWatches) watch.abort();
-      });
-      await Promise.all(registry.all().map((s) => registry.end(s, "cancelled", "server shut down")));
+      clearInterval(heartbeatTimer);
+      onePort?.server.close();
+      // Only running turns deserve the grace period; at its end they are interrupted.
+      const turns = Promise.all(registry.all().map((s) => s.idle()));
+      const deadline = new AbortController();
+      await Promise.race([turns, delay(config.shutdownGraceMs, undefined, { signal: deadline.signal }).catch(() => undefined)]);
+      deadline.abort();
+      await Promise.all(registry.all().map((s) => registry.suspend(s)));
+      for (const stream of openStreams) stream.shutdown();
+      for (const watch of openWatches) watch.abort();
+      await onePort?.drain(0, () => {});
       await teams.close();
       await app.close();
       if (!overrides.bus) await bus.close();
+      await store.stopNode(nodeId).catch((err: unknown) => app.log.warn({ err }, "could not mark the node stopped"));
       await closeStore();
     },
   };

@@ -114,7 +114,7 @@ export const settings = {
   corsOrigins: setting("ROZ_CORS_ORIGINS", [] as string[], list, "comma-separated origins allowed for browser clients"),
   maxMessageBytes: setting("ROZ_MAX_MESSAGE_BYTES", 4 * 1024 * 1024, bytes, "largest request message (RPC) and REST body", "4MiB"),
   maxConcurrentStreams: setting("ROZ_MAX_CONCURRENT_STREAMS", 1000, int(1, 1_000_000), "HTTP/2 streams per connection"),
-  shutdownGraceMs: setting("ROZ_SHUTDOWN_GRACE_MS", 10_000, int(0, 600_000), "how long shutdown waits for open streams"),
+  shutdownGraceMs: setting("ROZ_SHUTDOWN_GRACE_MS", 10_000, int(0, 600_000), "how long shutdown waits for running turns"),
   http2PingIntervalMs: setting("ROZ_HTTP2_PING_INTERVAL_MS", 30_000, int(0, 3_600_000), "HTTP/2 keepalive PING interval (0 = off)"),
   handshakeTimeoutMs: setting(
     "ROZ_HANDSHAKE_TIMEOUT_MS",
@@ -205,6 +205,8 @@ export const settings = {
     "web/dist of this installation",
   ),
   nodeId: setting("ROZ_NODE_ID", undefined, optStr, "this node's id in a cluster", "hostname-pid"),
+  nodeHeartbeatMs: setting("ROZ_NODE_HEARTBEAT_MS", 5_000, int(100, 600_000), "how often this node writes its heartbeat to the store"),
+  nodeExpiryMs: setting("ROZ_NODE_EXPIRY_MS", 20_000, int(200, 3_600_000), "a node silent this long is gone: its sessions may be adopted"),
 } as const;
 
 type Settings = typeof settings;
@@ -221,6 +223,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     out[key] = raw === undefined ? s.default : s.parse(raw, s.env);
   }
   const config = out as Config;
+  if (config.nodeExpiryMs <= config.nodeHeartbeatMs) fail("ROZ_NODE_EXPIRY_MS", "must be longer than ROZ_NODE_HEARTBEAT_MS");
   if ((config.tlsCert === undefined) !== (config.tlsKey === undefined)) {
     fail(config.tlsCert === undefined ? "ROZ_TLS_CERT" : "ROZ_TLS_KEY", "ROZ_TLS_CERT and ROZ_TLS_KEY must be set together");
   }

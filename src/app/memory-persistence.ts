@@ -1,13 +1,26 @@
 import type { TurnRecord } from "../agent/index.ts";
-import type { SequencedEvent, SessionEnvironment, SessionPersistence, SessionStatus } from "../session/index.ts";
+import type { LoggedEvent, SessionEnvironment, SessionPersistence, SessionStatus, StoredSession } from "../session/index.ts";
+
+interface MemorySession {
+  tenantId: string;
+  environmentId: string;
+  status: SessionStatus;
+  turns: TurnRecord[];
+  events: LoggedEvent[];
+  model: string;
+  state?: string;
+}
 
 /**
  * Session persistence held in memory: the baseline the benchmark compares the real
  * stores against, and what unit tests of the session layer use. Nothing survives a restart.
  */
+/** What a store keeps of a logged event: its seq and flat bytes (no domain event). */
+const asStored = (e: LoggedEvent): LoggedEvent => ({ seq: e.seq, bytes: e.bytes });
+
 export class MemoryPersistence implements SessionPersistence {
   readonly environments = new Map<string, SessionEnvironment & { tenantId: string }>();
-  readonly sessions = new Map<string, { tenantId: string; status: SessionStatus; turns: TurnRecord[]; events: SequencedEvent[]; model: string }>();
+  readonly sessions = new Map<string, MemorySession>();
   readonly feedback = new Map<string, string>();
 
   async resolveEnvironment(tenantId: string, environmentId: string): Promise<SessionEnvironment | undefined> {
@@ -17,17 +30,45 @@ export class MemoryPersistence implements SessionPersistence {
   }
 
   async createSession(s: { id: string; tenantId: string; environmentId: string; model: string }): Promise<void> {
-    this.sessions.set(s.id, { tenantId: s.tenantId, status: "active", turns: [], events: [], model: s.model });
+    this.sessions.set(s.id, { tenantId: s.tenantId, environmentId: s.environmentId, status: "active", turns: [], events: [], model: s.model });
   }
 
-  async appendTurn(_tenantId: string, sessionId: string, record: TurnRecord, events: SequencedEvent[]): Promise<void> {
+  async appendTurn(_tenantId: string, sessionId: string, record: TurnRecord, events: LoggedEvent[], state?: string): Promise<void> {
     const s = this.sessions.get(sessionId);
     s?.turns.push(record);
-    s?.events.push(...events);
+    s?.events.push(...events.map(asStored));
+    if (s && state !== undefined) s.state = state;
   }
 
-  async appendEvents(_tenantId: string, sessionId: string, events: SequencedEvent[]): Promise<void> {
-    this.sessions.get(sessionId)?.events.push(...events);
+  async appendEvents(_tenantId: string, sessionId: string, events: LoggedEvent[]): Promise<void> {
+    this.sessions.get(sessionId)?.events.push(...events.map(asStored));
+  }
+
+  async readEvents(tenantId: string, sessionId: string, afterSeq: number, limit: number) {
+    const s = this.#own(tenantId, sessionId);
+    return s && { prunedThrough: 0, events: s.events.filter((e) => e.seq > afterSeq).slice(0, limit) };
+  }
+
+  async findSession(tenantId: string, sessionId: string): Promise<StoredSession | undefined> {
+    const s = this.#own(tenantId, sessionId);
+    if (!s) return undefined;
+    return {
+      status: s.status,
+      lastSeq: s.events.at(-1)?.seq ?? 0,
+      ownerAlive: false,
+      environmentId: s.environmentId,
+      ...(s.state !== undefined ? { state: s.state } : {}),
+    };
+  }
+
+  async saveState(tenantId: string, sessionId: string, state: string): Promise<void> {
+    const s = this.#own(tenantId, sessionId);
+    if (s) s.state = state;
+  }
+
+  async adoptSession(tenantId: string, sessionId: string): Promise<boolean> {
+    const s = this.#own(tenantId, sessionId);
+    return s !== undefined && (s.status === "active" || s.status === "detached");
   }
 
   async setStatus(_tenantId: string, sessionId: string, status: SessionStatus): Promise<void> {
@@ -37,5 +78,10 @@ export class MemoryPersistence implements SessionPersistence {
 
   async putFeedback(_tenantId: string, sessionId: string, messageId: string, rating: string): Promise<void> {
     this.feedback.set(`${sessionId}/${messageId}`, rating);
+  }
+
+  #own(tenantId: string, sessionId: string): MemorySession | undefined {
+    const s = this.sessions.get(sessionId);
+    return s?.tenantId === tenantId ? s : undefined;
   }
 }

@@ -43,6 +43,8 @@ export class OnePortServer {
   readonly server: net.Server;
   readonly #h2Sessions = new Set<http2.ServerHttp2Session>();
   readonly #h1Sockets = new Set<Socket>();
+  /** Accepted sockets still being sniffed (a client that connects and sends nothing stays here). */
+  readonly #sniffing = new Set<Socket>();
   readonly #h1: http.Server;
   readonly #options: OnePortOptions;
   /** Open connections per remote address. */
@@ -118,6 +120,8 @@ export class OnePortServer {
     // Silent sockets and half prefaces are closed instead of held forever.
     const timer = setTimeout(() => socket.destroy(), this.#options.handshakeTimeoutMs);
     socket.once("close", () => clearTimeout(timer));
+    this.#sniffing.add(socket);
+    socket.once("close", () => this.#sniffing.delete(socket));
     let seen = Buffer.alloc(0);
     const onData = (chunk: Buffer): void => {
       seen = Buffer.concat([seen, chunk]);
@@ -126,6 +130,7 @@ export class OnePortServer {
       if (isH2 && seen.length < PREFACE.length) return; // preface split across segments
       clearTimeout(timer);
       socket.off("data", onData);
+      this.#sniffing.delete(socket);
       socket.pause();
       socket.unshift(seen);
       if (this.#closing) {
@@ -201,7 +206,7 @@ export class OnePortServer {
 
   /** Open HTTP/2 sessions plus HTTP/1.1 sockets. */
   get connectionCount(): number {
-    return this.#h2Sessions.size + this.#h1Sockets.size;
+    return this.#h2Sessions.size + this.#h1Sockets.size + this.#sniffing.size;
   }
 
   /**
@@ -219,6 +224,7 @@ export class OnePortServer {
     await this.#waitIdle(flushMs);
     for (const session of this.#h2Sessions) session.destroy();
     for (const socket of this.#h1Sockets) socket.destroy();
+    for (const socket of this.#sniffing) socket.destroy();
   }
 
   /**

@@ -1,8 +1,5 @@
-import { toBinary } from "@bufbuild/protobuf";
 import type { TurnRecord } from "../agent/index.ts";
-import { SessionResponseSchema } from "../gen/roz/v1/agent_pb.js";
-import { responseToWire } from "../rpc/index.ts";
-import type { SequencedEvent, SessionEnvironment, SessionPersistence, SessionStatus } from "../session/index.ts";
+import type { LoggedEvent, SessionEnvironment, SessionPersistence, SessionStatus } from "../session/index.ts";
 import type { Environment, Store } from "../store/index.ts";
 
 const toSessionEnvironment = (env: Environment): SessionEnvironment => ({
@@ -12,9 +9,8 @@ const toSessionEnvironment = (env: Environment): SessionEnvironment => ({
   ...(env.instructions ? { instructions: env.instructions } : {}),
 });
 
-/** Events are logged as the exact `SessionResponse` bytes a resumed client will receive. */
-const toStoredEvents = (events: SequencedEvent[]) =>
-  events.map((e) => ({ seq: e.seq, payload: toBinary(SessionResponseSchema, responseToWire(e)) }));
+/** Events are logged as the exact `SessionResponse` bytes (encoded once, by the session) a resumed client receives. */
+const toStoredEvents = (events: LoggedEvent[]) => events.map((e) => ({ seq: e.seq, payload: e.bytes }));
 
 /**
  * The session layer's persistence port over the Store. `observe` times every call
@@ -22,7 +18,7 @@ const toStoredEvents = (events: SequencedEvent[]) =>
  */
 export function storePersistence(
   store: Store,
-  nodeId: string | undefined,
+  node: { id: string; expiryMs: number },
   observe: <T>(op: string, run: () => Promise<T>) => Promise<T> = (_op, run) => run(),
 ): SessionPersistence {
   return {
@@ -44,14 +40,41 @@ export function storePersistence(
           id: s.id,
           environmentId,
           model: s.model,
-          ...(nodeId ? { nodeId } : {}),
+          nodeId: node.id,
           ...(s.hostId ? { hostId: s.hostId } : {}),
         });
       }),
-    appendTurn: (tenantId, sessionId, record: TurnRecord, events) =>
+    appendTurn: (tenantId, sessionId, record: TurnRecord, events, state) =>
       observe("append_turn", async () => {
-        await store.appendTurn(tenantId, sessionId, record, toStoredEvents(events));
+        await store.appendTurn(tenantId, sessionId, record, toStoredEvents(events), state);
       }),
+    readEvents: (tenantId, sessionId, afterSeq, limit) =>
+      observe("read_events", async () => {
+        const prunedThrough = await store.eventsPrunedThrough(tenantId, sessionId);
+        if (prunedThrough === undefined) return undefined;
+        const events = (await store.readEvents(tenantId, sessionId, { afterSeq, limit })) ?? [];
+        return { prunedThrough, events: events.map((e) => ({ seq: e.seq, bytes: e.payload })) };
+      }),
+    findSession: (tenantId, sessionId) =>
+      observe("find_session", async () => {
+        const s = await store.getResumableSession(tenantId, sessionId, Date.now() - node.expiryMs);
+        if (!s) return undefined;
+        return {
+          status: s.status,
+          lastSeq: s.lastEventSeq,
+          // This process's own sessions from an earlier run with the same node id are no one's.
+          ownerAlive: s.ownerAlive && s.nodeId !== node.id,
+          environmentId: s.environmentId,
+          ...(s.nodeId !== undefined ? { nodeId: s.nodeId } : {}),
+          ...(s.state !== undefined ? { state: s.state } : {}),
+        };
+      }),
+    saveState: (tenantId, sessionId, state) =>
+      observe("save_state", async () => {
+        await store.saveSessionState(tenantId, sessionId, state);
+      }),
+    adoptSession: (tenantId, sessionId, fromNode) =>
+      observe("adopt_session", () => store.adoptSession(tenantId, sessionId, { fromNode, toNode: node.id })),
     appendEvents: (tenantId, sessionId, events) =>
       observe("append_events", async () => {
         await store.appendEvents(tenantId, sessionId, toStoredEvents(events));

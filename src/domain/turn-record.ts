@@ -70,7 +70,7 @@ export interface TurnRecord {
   toolCalls: ToolCallRecord[];
   usage: TokenUsage;
   stopReason: StopReason;
-  error?: { code: "model_error" | "agent_error"; message: string; retryable: boolean };
+  error?: { code: "model_error" | "agent_error" | "interrupted"; message: string; retryable: boolean };
   compactions: number;
   startedAt: number;
   endedAt: number;

@@ -26,6 +26,8 @@ export const reasons = {
   resource_exhausted: { code: "resource_exhausted", retryable: true, inBand: "fixed", message: "limit exceeded" },
   internal: { code: "internal", retryable: true, inBand: "fixed", message: "internal error" },
   permission_denied: { code: "permission_denied", retryable: false, inBand: "fixed", message: "the key lacks the required scope" },
+  events_expired: { code: "out_of_range", retryable: false, inBand: "fixed", message: "the events after this seq are no longer kept" },
+  interrupted: { code: "unavailable", retryable: true, inBand: "fixed", message: "the turn was interrupted by a server restart" },
   // transport and REST
   message_too_large: { code: "resource_exhausted", retryable: false, message: "message exceeds the size limit", http: 413 },
   malformed_message: { code: "invalid_argument", retryable: false, message: "malformed message" },
@@ -38,6 +40,7 @@ export const reasons = {
   shutting_down: { code: "unavailable", retryable: true, message: "server is shutting down" },
   config_invalid: { code: "invalid_argument", retryable: false, message: "invalid configuration" },
   startup_failed: { code: "unavailable", retryable: true, message: "the server could not start" },
+  session_ended: { code: "failed_precondition", retryable: false, message: "the session has ended" },
   // teams
   task_worker_limit: { code: "resource_exhausted", retryable: false, message: "the task has as many workers as allowed", http: 409 },
   tenant_worker_limit: { code: "resource_exhausted", retryable: true, message: "too many workers running for this tenant" },

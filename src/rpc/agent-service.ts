@@ -1,5 +1,7 @@
-import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import type { ServiceImpl } from "@connectrpc/connect";
 import type { AgentService } from "../gen/roz/v1/agent_pb.js";
+import { createAttachSession } from "./attach-session.ts";
+import { createSendToSession } from "./send-to-session.ts";
 import { createStreamSession, type StreamSessionDeps } from "./stream-session.ts";
 import { createWatchTeam } from "./watch-team.ts";
 
@@ -8,12 +10,7 @@ export function createAgentService(deps: StreamSessionDeps): ServiceImpl<typeof 
   return {
     streamSession: createStreamSession(deps),
     watchTeam: createWatchTeam(deps),
-    // biome-ignore lint/correctness/useYield: not served yet
-    async *attachSession() {
-      throw new ConnectError("AttachSession is not implemented yet", Code.Unimplemented);
-    },
-    async sendToSession() {
-      throw new ConnectError("SendToSession is not implemented yet", Code.Unimplemented);
-    },
+    attachSession: createAttachSession(deps),
+    sendToSession: createSendToSession(deps),
   };
 }

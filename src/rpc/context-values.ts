@@ -7,6 +7,12 @@ export interface RawRequestInfo {
   aborted(): boolean;
   /** HTTP/2: reset the stream (NO_ERROR) once the response trailers are out, so the peer stops sending. */
   resetAfterTrailers(): void;
+  /**
+   * Resolves once every frame the peer sent before now has been processed (an HTTP/2 PING
+   * round trip; at once on HTTP/1.1 or a closed connection), so `aborted()` is then final
+   * for anything the client did before.
+   */
+  settled(): Promise<void>;
 }
 
 export const rawRequestKey = createContextKey<RawRequestInfo | undefined>(undefined, { description: "raw request info" });

@@ -129,10 +129,14 @@ export function commandFromWire(request: SessionRequest): SessionCommand {
         tools: toolsFromWire(r.value.tools, "register_tools.tools"),
         ...(r.value.systemContext !== undefined ? { systemContext: r.value.systemContext } : {}),
       };
+    case "resume": {
+      const { sessionId, afterSeq } = r.value;
+      if (afterSeq !== undefined && afterSeq > BigInt(Number.MAX_SAFE_INTEGER)) bad(`resume.after_seq ${afterSeq} is out of range`);
+      return { type: "resume", sessionId, ...(afterSeq !== undefined ? { afterSeq: Number(afterSeq) } : {}) };
+    }
     case "webrtcAnswer":
     case "iceCandidate":
     case "cameraRequest":
-    case "resume":
       return { type: "unsupported", name: r.case };
     case undefined:
       return { type: "unsupported", name: "empty" };

@@ -43,9 +43,13 @@ export function createResponseEncoder(format: EventFormat): ResponseEncoder {
  * yields `refused` (the in-band `SessionError{invalid_argument}`, seq 0, in the server's
  * default format) and then throws `error` (status INVALID_ARGUMENT).
  */
-export function encoderOf(ctx: HandlerContext, fallback: EventFormat): { encode: ResponseEncoder } | { refused: SessionResponse[]; error: RozError } {
+export function encoderOf(
+  ctx: HandlerContext,
+  fallback: EventFormat,
+): { encode: ResponseEncoder; format: EventFormat } | { refused: SessionResponse[]; error: RozError } {
   try {
-    return { encode: createResponseEncoder(eventFormatOf(ctx.requestHeader, fallback)) };
+    const format = eventFormatOf(ctx.requestHeader, fallback);
+    return { encode: createResponseEncoder(format), format };
   } catch (err) {
     const error = toRozError(err);
     return { refused: createResponseEncoder(fallback)({ seq: 0, event: { type: "session_error", ...sessionErrorOf(error) } }), error };

@@ -5,6 +5,7 @@ import {
   type SequencedEvent,
   type SessionCommand,
   type SessionDeps,
+  type SessionDirectory,
   SessionRegistry,
   SessionStream,
   sessionErrorOf,
@@ -17,10 +18,12 @@ import { rawRequestKey, type RpcAuthenticator } from "./context-values.ts";
 import type { EventFormat } from "./event-format.ts";
 import { commandFromWire } from "./from-wire.ts";
 import { encoderOf } from "./responses.ts";
+import { createStreamWriter, isJsonCall, type StreamWriter } from "./response-writer.ts";
 
 export interface StreamSessionDeps {
   session: SessionDeps;
   registry: SessionRegistry;
+  directory: SessionDirectory;
   authenticate: RpcAuthenticator;
   /** Open streams, so that shutdown can end them. */
   openStreams: Set<SessionStream>;
@@ -45,6 +48,7 @@ export interface StreamSessionDeps {
 /** The command a request would have become, for the cases whose decoding can fail. */
 const commandTypes: Partial<Record<NonNullable<SessionRequest["request"]["case"]>, SessionCommand["type"]>> = {
   start: "start",
+  resume: "resume",
   userMessage: "user_message",
   toolResult: "tool_result",
   registerTools: "register_tools",
@@ -65,7 +69,7 @@ function authError(error: RozError): SequencedEvent {
  * expired or lost its scope, else undefined. A failure of the store itself does not end the
  * stream (the request will meet the same store anyway).
  */
-function credentialCheck(deps: StreamSessionDeps, authorization: string | null): () => Promise<RozError | undefined> {
+export function credentialCheck(deps: StreamSessionDeps, authorization: string | null): () => Promise<RozError | undefined> {
   const every = deps.credentialRecheckMs;
   let checkedAt = Date.now();
   return async () => {
@@ -82,45 +86,92 @@ function credentialCheck(deps: StreamSessionDeps, authorization: string | null):
   };
 }
 
-/** Lets the transport report a reset that happened together with the request EOF. */
-const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 20));
+/** A session call that passed its checks: who calls, and how its responses are written. */
+export interface SessionCall {
+  principal: Principal;
+  /** The call's `authorization`, for the credential re-check. */
+  authorization: string | null;
+  write: StreamWriter;
+  /** Gives back the call's stream slot (idempotent). */
+  release: () => void;
+}
 
 /**
- * The StreamSession handler. Requests are read in their own task and fed to the
- * session's state machine; responses come from its ordered output. A clean half-close
- * ends the session after its running turn; a transport break detaches it.
+ * Opens a streaming session call: its event format (`roz-event-format`), its credentials
+ * (`sessions` scope) and a stream slot of its key. A refusal yields the in-band error (in the
+ * default format when the format itself is refused) and then throws the status.
+ */
+export async function* openSessionCall(deps: StreamSessionDeps, ctx: HandlerContext): AsyncGenerator<SessionResponse, SessionCall> {
+  const chosen = encoderOf(ctx, deps.defaultEventFormat);
+  if ("refused" in chosen) {
+    yield* chosen.refused;
+    throw toConnectError(chosen.error);
+  }
+  const authorization = ctx.requestHeader.get("authorization");
+  try {
+    const principal = await deps.authenticate(authorization, "sessions");
+    const release = deps.streamSlots?.acquire(principal) ?? (() => {});
+    return { principal, authorization, write: createStreamWriter(chosen.format, isJsonCall(ctx)), release };
+  } catch (err) {
+    const error = toRozError(err);
+    // A refused client may still be sending (a large first message): stop it after the trailers.
+    ctx.values.get(rawRequestKey)?.resetAfterTrailers();
+    yield* chosen.encode(authError(error));
+    throw toConnectError(error);
+  }
+}
+
+/**
+ * Writes a stream's output as the call's responses until it ends; a fatal item ends the
+ * call with its status. The client going away (abort, or a write that fails) detaches the
+ * stream. Every response goes through the call's `write`, the one per-message write path.
+ */
+export async function* writeStream(stream: SessionStream, call: SessionCall, deps: StreamSessionDeps, ctx: HandlerContext): AsyncGenerator<SessionResponse> {
+  deps.openStreams.add(stream);
+  const raw = ctx.values.get(rawRequestKey);
+  const onAbort = (): void => stream.transportBroken();
+  ctx.signal.addEventListener("abort", onAbort, { once: true });
+  try {
+    for await (const item of stream.output) {
+      if (item.kind === "fatal") {
+        // The client may still be sending (an oversized message): its body must not sit in flow control.
+        raw?.resetAfterTrailers();
+        throw toConnectError(item.error);
+      }
+      yield* call.write(item.item);
+    }
+  } finally {
+    call.release();
+    ctx.signal.removeEventListener("abort", onAbort);
+    // Reached early only when the client went away while we were writing.
+    stream.transportBroken();
+    deps.openStreams.delete(stream);
+  }
+}
+
+/**
+ * The StreamSession handler. Requests are read in their own task and fed to the stream's
+ * state machine; responses come from its ordered output. A clean half-close detaches the
+ * stream (the session ends when it was the last one); a transport break detaches it too,
+ * leaving the session resumable.
  */
 export function createStreamSession(deps: StreamSessionDeps) {
   return async function* streamSession(requests: AsyncIterable<SessionRequest>, ctx: HandlerContext): AsyncGenerator<SessionResponse> {
-    const format = encoderOf(ctx, deps.defaultEventFormat);
-    if ("refused" in format) {
-      yield* format.refused;
-      throw toConnectError(format.error);
-    }
-    const { encode } = format;
-    const authorization = ctx.requestHeader.get("authorization");
-    let principal: Principal;
-    let releaseSlot: () => void;
-    try {
-      principal = await deps.authenticate(authorization, "sessions");
-      releaseSlot = deps.streamSlots?.acquire(principal) ?? (() => {});
-    } catch (err) {
-      const error = toRozError(err);
-      // A refused client may still be sending (a large first message): stop it after the trailers.
-      ctx.values.get(rawRequestKey)?.resetAfterTrailers();
-      yield* encode(authError(error));
-      throw toConnectError(error);
-    }
-    const stream = new SessionStream(deps.session, deps.registry, principal);
-    deps.openStreams.add(stream);
+    const call = yield* openSessionCall(deps, ctx);
+    const { principal } = call;
+    const stream = new SessionStream(deps.session, deps.registry, deps.directory, principal);
     const raw = ctx.values.get(rawRequestKey);
+    // A client that goes away often half-closes and resets at once (grpc-js cancel, Node's
+    // stream.close): at the request EOF the reset may still be on the wire. `settled()` waits
+    // for one HTTP/2 PING round trip, which the peer answers only after the frames it sent
+    // before it, so after it a reset is known for sure (no timing guess).
     const broken = (): boolean => ctx.signal.aborted || (raw?.aborted() ?? false);
-    const stillAuthorized = credentialCheck(deps, authorization);
+    const stillAuthorized = credentialCheck(deps, call.authorization);
 
     // The request reader: every path settles the stream itself. A rejection would be a bug,
     // and unobserved it would take the process down.
     void (async () => {
-      let started = false;
+      let attached = false;
       try {
         for await (const request of requests) {
           let command;
@@ -129,14 +180,14 @@ export function createStreamSession(deps: StreamSessionDeps) {
           } catch (err) {
             const error = toRozError(err, "malformed_message");
             const type = (request.request.case && commandTypes[request.request.case]) ?? "unsupported";
-            if (!started && type === "start") {
+            if (!attached && (type === "start" || type === "resume")) {
               await stream.fail(error);
               return;
             }
             stream.rejectRequest(error, type);
             continue;
           }
-          if (command.type === "start") started = true;
+          if (command.type === "start" || command.type === "resume") attached = true;
           const revoked = await stillAuthorized();
           if (revoked) {
             await stream.fail(revoked);
@@ -145,7 +196,8 @@ export function createStreamSession(deps: StreamSessionDeps) {
           deps.noteOperation?.({ rpc: "StreamSession", request: command.type, tenantId: principal.tenantId, keyId: principal.keyId });
           await stream.handle(command);
         }
-        await settle();
+        // Only a stream not yet known to be broken needs the round trip (a reset one costs no PING).
+        if (!broken()) await raw?.settled();
         if (broken()) stream.transportBroken();
         else await stream.requestsEnded();
       } catch (err) {
@@ -157,23 +209,6 @@ export function createStreamSession(deps: StreamSessionDeps) {
       stream.transportBroken();
     });
 
-    const onAbort = (): void => stream.transportBroken();
-    ctx.signal.addEventListener("abort", onAbort, { once: true });
-    try {
-      for await (const item of stream.output) {
-        if (item.kind === "fatal") {
-          // The client may still be sending (an oversized message): its body must not sit in flow control.
-          raw?.resetAfterTrailers();
-          throw toConnectError(item.error);
-        }
-        yield* encode(item.item);
-      }
-    } finally {
-      releaseSlot();
-      ctx.signal.removeEventListener("abort", onAbort);
-      // Reached early only when the client went away while we were writing.
-      stream.transportBroken();
-      deps.openStreams.delete(stream);
-    }
+    yield* writeStream(stream, call, deps, ctx);
   };
 }

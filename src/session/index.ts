@@ -1,10 +1,12 @@
 export { AsyncQueue } from "./async-queue.ts";
 export { sessionErrorOf } from "./error-codes.ts";
 export type * from "./ports.ts";
-export { Session } from "./session.ts";
+export { Session, type Attachment, type AttachPlan } from "./session.ts";
+export { SessionDirectory, type LocatedSession } from "./session-directory.ts";
 export { SessionRegistry } from "./session-registry.ts";
 export { SessionStream, type StreamItem } from "./session-stream.ts";
 export { conversationOf } from "./transcript.ts";
+export type { SessionSnapshot } from "./snapshot.ts";
 export type * from "./types.ts";
 export { isUuid } from "./uuid.ts";
 export { StreamSlots } from "./stream-slots.ts";

@@ -4,7 +4,7 @@
  */
 import type { Agent, AgentLimits, AgentOptions, ClientTool, PermissionRule, ServerTool, ToolOutcome, TurnRecord } from "../agent/index.ts";
 import type { ModelCatalog } from "../models/index.ts";
-import type { SequencedEvent, SessionEvent } from "./types.ts";
+import type { LoggedEvent, SequencedEvent, SessionEvent } from "./types.ts";
 
 /** Who is calling: resolved from the bearer key (or the open-mode principal). */
 export interface Principal {
@@ -31,11 +31,42 @@ export interface SessionPersistence {
   resolveEnvironment(tenantId: string, environmentId: string): Promise<SessionEnvironment | undefined>;
   /** Stores a started session; environment id `""` creates the tenant's default environment first. */
   createSession(session: { id: string; tenantId: string; environmentId: string; model: string; hostId?: string }): Promise<void>;
-  /** Writes the turn, its tool calls, usage totals and the events since the last flush atomically. */
-  appendTurn(tenantId: string, sessionId: string, record: TurnRecord, events: SequencedEvent[]): Promise<void>;
-  appendEvents(tenantId: string, sessionId: string, events: SequencedEvent[]): Promise<void>;
+  /**
+   * Writes the turn, its tool calls, usage totals, the events since the last flush and the
+   * session's state (`SessionSnapshot` as JSON, when given) atomically.
+   */
+  appendTurn(tenantId: string, sessionId: string, record: TurnRecord, events: LoggedEvent[], state?: string): Promise<void>;
+  appendEvents(tenantId: string, sessionId: string, events: LoggedEvent[]): Promise<void>;
+  /**
+   * Kept events with seq > `afterSeq`, ascending, at most `limit`, and the highest seq the
+   * retention has deleted (0 when none); undefined when the session is unknown or another tenant's.
+   */
+  readEvents(tenantId: string, sessionId: string, afterSeq: number, limit: number): Promise<{ events: LoggedEvent[]; prunedThrough: number } | undefined>;
+  /** A stored session of the tenant (for re-attaching to one not live here); undefined when unknown. */
+  findSession(tenantId: string, sessionId: string): Promise<StoredSession | undefined>;
+  /** Stores the session's state (a `SessionSnapshot` as JSON) outside a turn (register_tools, detach). */
+  saveState(tenantId: string, sessionId: string, state: string): Promise<void>;
+  /**
+   * Takes over a live session whose owner is gone: ONE conditional update that succeeds only
+   * while the session's node is still `fromNode` (compare-and-set), so exactly one node wins.
+   */
+  adoptSession(tenantId: string, sessionId: string, fromNode: string | undefined): Promise<boolean>;
   setStatus(tenantId: string, sessionId: string, status: SessionStatus): Promise<void>;
   putFeedback(tenantId: string, sessionId: string, messageId: string, rating: string): Promise<void>;
+}
+
+/** What the store knows of a session that this process does not run. */
+export interface StoredSession {
+  status: SessionStatus;
+  /** Highest stored event seq. */
+  lastSeq: number;
+  /** The node that runs it; undefined when none. */
+  nodeId?: string;
+  /** Whether `nodeId` still heart-beats (a live session of another process is not adoptable). */
+  ownerAlive: boolean;
+  environmentId: string;
+  /** The `SessionSnapshot` JSON written at the last turn or detach; absent for older sessions. */
+  state?: string;
 }
 
 export interface SessionLogger {
@@ -98,6 +129,10 @@ export interface SessionDeps {
   detachGraceMs: number;
   log: SessionLogger;
   metrics: SessionMetrics;
+  /** Encodes a kept response once: the same bytes go to the event log, the store and binary wires. */
+  encodeEvent(event: SequencedEvent): Uint8Array;
+  /** Kept responses a live session holds in memory for re-attaching; older ones come from the store. */
+  memoryEvents: number;
   /** May this principal start another session now? (per-key rate limit) */
   allowSessionStart(principal: Principal): boolean;
   /** Adds server tools and end hooks to each started session (teams); none when absent. */

@@ -20,6 +20,15 @@ export class SessionRegistry {
     }
   }
 
+  /** Stores and detaches `session` for the next process (see `Session.suspend`), and forgets it. */
+  async suspend(session: Session): Promise<void> {
+    try {
+      await session.suspend();
+    } finally {
+      if (this.#sessions.get(session.id) === session) this.#sessions.delete(session.id);
+    }
+  }
+
   /** Undefined for unknown ids and for another tenant's sessions. */
   get(tenantId: string, sessionId: string): Session | undefined {
     const session = this.#sessions.get(sessionId);

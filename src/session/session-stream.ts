@@ -1,146 +1,96 @@
 import { randomUUID } from "node:crypto";
-import { toAgentMode } from "../agent/index.ts";
 import { RozError, sessionRetryable, toRozError } from "../errors/index.ts";
 import { AsyncQueue } from "./async-queue.ts";
+import { buildSession } from "./build-session.ts";
 import { sessionErrorOf } from "./error-codes.ts";
 import type { Principal, SessionDeps } from "./ports.ts";
-import { Session } from "./session.ts";
+import { type Attachment, type Session, toolCapProblem } from "./session.ts";
+import type { SessionDirectory } from "./session-directory.ts";
 import type { SessionRegistry } from "./session-registry.ts";
-import type { SequencedEvent, SessionCommand, SessionErrorCode, SessionEvent, StartCommand } from "./types.ts";
+import type { LoggedEvent, OutgoingEvent, SessionCommand, SessionErrorCode, SessionEvent, StartCommand } from "./types.ts";
 import { isUuid } from "./uuid.ts";
 
-/** Why a command carries more tools than one request (or, for start, a session) may; undefined when it does not. */
-function toolCapProblem(command: SessionCommand, limits: SessionDeps["limits"]): string | undefined {
-  const tools = command.type === "start" || command.type === "register_tools" || command.type === "user_message" ? command.tools : undefined;
-  if (tools === undefined) return undefined;
-  const perRequest = limits.maxToolsPerRequest ?? Number.POSITIVE_INFINITY;
-  if (tools.length > perRequest) return `${command.type}.tools has ${tools.length} tools; at most ${perRequest} are allowed per request`;
-  const perSession = limits.maxTools ?? Number.POSITIVE_INFINITY;
-  if (command.type === "start" && tools.length > perSession) return `start.tools has ${tools.length} tools; a session may hold at most ${perSession}`;
-  return undefined;
-}
+/** What a stream yields: numbered responses, then possibly a fatal error that ends the RPC. */
+export type StreamItem = { kind: "event"; item: OutgoingEvent } | { kind: "fatal"; error: RozError };
 
-/** What a stream yields: numbered events, then possibly a fatal error that ends the RPC. */
-export type StreamItem = { kind: "event"; item: SequencedEvent } | { kind: "fatal"; error: RozError };
+/** Stored events read per round trip while replaying. */
+const REPLAY_PAGE = 1000;
 
 /**
- * The state machine of one StreamSession call (session-behaviour.md §1–§2): commands in,
- * ordered items out through `output`. Before `start`, stream-local answers (pong,
- * errors) carry sequence 0; after it, every event is numbered by the session.
+ * One stream of a session (a StreamSession call or an AttachSession call), session-behaviour.md
+ * §1–§2 and §6: requests in, ordered items out through `output`. Before it is attached,
+ * stream-local answers (pong, errors) carry sequence 0; once attached (by `start` or
+ * `resume`), it writes every response of its session from its `after_seq` on.
  */
 export class SessionStream {
   readonly output: AsyncIterable<StreamItem>;
   readonly #queue = new AsyncQueue<StreamItem>();
   readonly #deps: SessionDeps;
   readonly #registry: SessionRegistry;
+  readonly #directory: SessionDirectory;
   readonly #principal: Principal;
   #session: Session | undefined;
+  #attachment: Attachment | undefined;
+  /** Set while attaching: a `start` or `resume` is being handled. */
+  #attaching = false;
   #keepalive: NodeJS.Timeout | undefined;
   #startTimer: NodeJS.Timeout | undefined;
   #closed = false;
 
-  constructor(
-    deps: SessionDeps,
-    registry: SessionRegistry,
-    principal: Principal,
-  ) {
+  constructor(deps: SessionDeps, registry: SessionRegistry, directory: SessionDirectory, principal: Principal) {
     this.#deps = deps;
     this.#registry = registry;
+    this.#directory = directory;
     this.#principal = principal;
     this.output = this.#queue;
     this.#keepalive = setInterval(() => this.#sendKeepalive(), deps.keepaliveIntervalMs);
     const startTimeoutMs = deps.startTimeoutMs;
     if (startTimeoutMs !== undefined && startTimeoutMs > 0) {
-      // An authenticated stream that never starts a session must not be held (and counted) forever.
+      // An authenticated stream that never starts (or resumes) a session must not be held (and counted) forever.
       this.#startTimer = setTimeout(() => {
         this.#startTimer = undefined;
-        if (!this.#session) void this.fail(new RozError("invalid_argument", `no start within ${startTimeoutMs} ms`));
+        if (!this.#session && !this.#attaching) void this.fail(new RozError("invalid_argument", `no start within ${startTimeoutMs} ms`));
       }, startTimeoutMs);
     }
+  }
+
+  /** The session this stream is attached to, if any. */
+  get session(): Session | undefined {
+    return this.#session;
   }
 
   /** Handles one client message. The caller awaits each before reading the next. */
   async handle(command: SessionCommand): Promise<void> {
     if (this.#closed) return;
-    if (command.type === "ping") return this.#send({ type: "pong" });
-    if (this.#refusedByKind(command.type)) return;
-    const tooMany = toolCapProblem(command, this.#deps.limits);
-    if (tooMany !== undefined) {
-      if (command.type === "start") return this.fail(new RozError("invalid_argument", tooMany));
-      return this.#error("invalid_argument", tooMany);
-    }
     const session = this.#session;
-    if (!session) {
-      if (command.type === "start") return this.#start(command);
-      if (command.type === "cancel_session") return this.close();
-      return; // §1: everything else is ignored before start
-    }
-    switch (command.type) {
-      case "user_message": {
-        if (session.turnRunning) return this.#error("turn_in_progress", "a turn is already running; wait for turn_complete or cancel it");
-        const mode = toAgentMode(command.aiMode) ?? this.#unknownMode(session, command.aiMode);
-        session.startTurn({
-          messageId: command.messageId || randomUUID(),
-          content: command.content,
-          context: command.context,
-          mode,
-          ...(command.tools ? { tools: command.tools } : {}),
-          ...(command.systemContext !== undefined ? { systemContext: command.systemContext } : {}),
-        });
-        return;
-      }
-      case "tool_result": {
-        const delivery = session.submitToolResult(command.toolCallId, command.outcome);
-        if (delivery === "no_active_turn") return this.#error("no_active_turn", "no turn is running");
-        if (delivery === "unknown") return this.#error("unknown_tool_call", `no open tool call "${command.toolCallId}"`);
-        return;
-      }
-      case "permission_decision": {
-        const delivery = session.decidePermission(command.toolCallId, command.approved, command.modifier);
-        if (delivery === "no_active_turn") return this.#error("no_active_turn", "no turn is running");
-        if (delivery === "unknown") return this.#error("unknown_tool_call", `no tool call "${command.toolCallId}" is waiting for approval`);
-        return;
-      }
-      case "cancel_turn":
-        session.agent.cancelTurn(command.reason || "cancelled by client");
-        return;
-      case "cancel_session":
-        await this.#endSession("cancelled", command.reason || "cancelled by client");
-        return this.close();
-      case "register_tools":
-        try {
-          session.agent.registerTools(command.source || undefined, command.tools, command.systemContext);
-        } catch (err) {
-          const { code, message } = sessionErrorOf(toRozError(err));
-          this.#error(code, message);
-        }
-        return;
-      case "feedback":
-        return this.#feedback(session, command.messageId, command.rating);
-      case "unsupported":
-        return;
-    }
+    if (session) return session.handle(command, this.#attachment);
+    if (command.type === "ping") return this.#sendLocal({ type: "pong" });
+    if (this.#refusedBeforeStart(command.type)) return;
+    if (command.type === "start") return this.start(command);
+    if (command.type === "resume") return this.resume(command.sessionId, command.afterSeq ?? 0);
+    if (command.type === "cancel_session") return this.close();
+    // §1: everything else is ignored before start
   }
 
   /**
    * The answers of §1 that a request's kind alone decides, for decoded and undecodable
-   * requests alike: before start, `no_session` for what needs a session; after it, a second
-   * start is `already_started`. True when the request was answered so.
+   * requests alike, before the stream is attached: `no_session` for what needs a session.
+   * True when the request was answered so.
    */
-  #refusedByKind(type: SessionCommand["type"]): boolean {
-    if (!this.#session) {
-      if (type !== "user_message" && type !== "tool_result" && type !== "register_tools") return false;
-      this.#error("no_session", "send start before " + type);
-      return true;
-    }
-    if (type !== "start") return false;
-    this.#error("already_started", "the session has already started");
+  #refusedBeforeStart(type: SessionCommand["type"]): boolean {
+    if (type !== "user_message" && type !== "tool_result" && type !== "register_tools") return false;
+    this.#error("no_session", "send start before " + type);
     return true;
   }
 
-  async #start(command: StartCommand): Promise<void> {
+  /** Opens a new session and attaches this stream to it; refusals are fatal (§1). */
+  async start(command: StartCommand): Promise<void> {
+    if (this.#attaching) return;
+    this.#attaching = true;
     this.#clearStartTimer();
     try {
+      const tooMany = toolCapProblem(command, this.#deps.limits);
+      if (tooMany !== undefined) throw new RozError("invalid_argument", tooMany);
       if (!this.#deps.allowSessionStart(this.#principal)) {
         throw new RozError("resource_exhausted", "too many sessions started; retry later");
       }
@@ -160,35 +110,21 @@ export class SessionStream {
         model: model.name,
         ...(command.hostId ? { hostId: command.hostId } : {}),
       });
-      // The extension's link reaches the session through this binding, set right below.
-      let session: Session | undefined;
-      const extension = this.#deps.extend?.({
-        id,
-        tenantId: this.#principal.tenantId,
-        model: model.name,
+      const origin = {
         environmentId: environment.id,
-        permissions: () => agent.permissions,
-        clientTools: () => agent.clientTools(),
-        emit: (event) => session?.emit(event),
-        route: (toolCallId, route) => session?.route(toolCallId, route) ?? (() => {}),
-      });
-      const agent = this.#deps.createAgent({
-        model,
-        tools: command.tools,
-        history: command.history,
-        systemPrompt: command.systemPrompt,
         projectContext: command.projectContext,
         ...(environment.instructions ? { instructions: environment.instructions } : {}),
+        ...(command.systemPrompt.length > 0 ? { systemPrompt: command.systemPrompt } : {}),
         maxContextTokens: command.maxContextTokens ?? model.contextWindow ?? this.#deps.defaultMaxContextTokens,
         permissions: [...environment.permissionRules, ...this.#deps.defaultPermissions],
-        limits: this.#deps.limits,
-        ...(extension ? { serverTools: extension.serverTools } : {}),
-        onAgentError: (err) => this.#deps.log.error({ err, sessionId: id }, "agent error"),
-      });
-      session = new Session({ id, principal: this.#principal, model: model.name, agent, deps: this.#deps, ...(extension ? { extension } : {}) });
-      this.#session = session;
+      };
+      const session = buildSession(this.#deps, this.#registry, { id, principal: this.#principal, model, origin, tools: command.tools, history: command.history });
+      const agent = session.agent;
       this.#registry.add(session);
-      session.attach((item) => this.#queue.push({ kind: "event", item }), () => this.#endedElsewhere(session));
+      const attachment = this.#liveAttachment(session);
+      session.attach(attachment);
+      this.#session = session;
+      this.#attachment = attachment;
       session.emit({ type: "session_started", sessionId: id, model: model.name, permissions: agent.permissions });
       if (command.skipped.length > 0) this.#error("invalid_argument", skippedHistoryMessage(command.skipped));
       // The transport broke while the session was being created: it detaches like any other.
@@ -197,13 +133,107 @@ export class SessionStream {
       const error = toRozError(err);
       if (error.reason === "internal") this.#deps.log.error({ err }, "session start failed");
       await this.fail(error);
+    } finally {
+      this.#attaching = false;
     }
   }
 
-  /** §2: an `ai_mode` this server does not know runs as `react`, as in v0.2; operators see it in the log. */
-  #unknownMode(session: Session, aiMode: string | undefined): "react" {
-    this.#deps.log.warn({ sessionId: session.id, aiMode }, "unknown ai_mode: running the turn as react");
-    return "react";
+  /**
+   * Re-attaches this stream to an existing session of the caller's tenant (§6): the still-open
+   * tool and approval requests again, then every kept response after `afterSeq` in order,
+   * then live ones, with no gap and no duplicate at the seam. An ended session's remaining
+   * events are replayed and the stream ends OK. Failures are fatal: `not_found`,
+   * `invalid_argument` (after_seq in the future), `events_expired` (no longer kept).
+   */
+  async resume(sessionId: string, afterSeq: number): Promise<void> {
+    if (this.#attaching) return;
+    this.#attaching = true;
+    this.#clearStartTimer();
+    try {
+      if (!isUuid(sessionId)) throw new RozError("not_found", `session "${sessionId}" not found`);
+      let located = await this.#directory.find(this.#principal, sessionId);
+      // A session that is ending right now is replayed like an ended one, once its end is stored.
+      if (located.kind === "live" && located.session.ending) {
+        await located.session.ending;
+        located = { kind: "ended", lastSeq: located.session.lastSeq };
+      }
+      if (located.kind === "ended") {
+        if (afterSeq > located.lastSeq) {
+          throw new RozError("invalid_argument", `after_seq ${afterSeq} is beyond the session's last seq ${located.lastSeq}`);
+        }
+        await this.#replayStored(sessionId, afterSeq, Number.POSITIVE_INFINITY, (e) => this.#push(e));
+        this.close();
+        return;
+      }
+      await this.#attachTo(located.session, afterSeq);
+    } catch (err) {
+      await this.fail(toRozError(err));
+    } finally {
+      this.#attaching = false;
+    }
+  }
+
+  /** An attachment whose events go straight to the output. */
+  #liveAttachment(session: Session): Attachment {
+    return {
+      deliver: (item) => this.#queue.push({ kind: "event", item }),
+      ended: () => this.#endedElsewhere(session),
+    };
+  }
+
+  async #attachTo(session: Session, afterSeq: number): Promise<void> {
+    // Live events that arrive while older ones are read from the store wait here.
+    let pending: OutgoingEvent[] | undefined = [];
+    let endedMeanwhile = false;
+    const attachment: Attachment = {
+      deliver: (item) => (pending ? pending.push(item) : this.#queue.push({ kind: "event", item })),
+      ended: () => {
+        if (pending) endedMeanwhile = true;
+        else this.#endedElsewhere(session);
+      },
+    };
+    const plan = session.attach(attachment, afterSeq);
+    this.#session = session;
+    this.#attachment = attachment;
+    try {
+      for (const e of plan.resent) this.#push(e);
+      if (plan.stored) await this.#replayStored(session.id, plan.stored.afterSeq, plan.stored.beforeSeq, (e) => this.#push(e));
+      for (const e of plan.memory) this.#push(e);
+    } catch (err) {
+      // A failed replay leaves the session as it was: this stream was never really attached.
+      pending = undefined;
+      this.#session = undefined;
+      this.#attachment = undefined;
+      void session.detach(attachment, "broken");
+      throw err;
+    }
+    const live = pending;
+    pending = undefined;
+    for (const item of live) this.#queue.push({ kind: "event", item });
+    if (endedMeanwhile) this.#endedElsewhere(session);
+    if (this.#closed) this.transportBroken();
+  }
+
+  /** Replays stored events in `(afterSeq, beforeSeq)`; `events_expired` when some are no longer kept. */
+  async #replayStored(sessionId: string, afterSeq: number, beforeSeq: number, push: (e: LoggedEvent) => void): Promise<void> {
+    let after = afterSeq;
+    for (;;) {
+      const page = await this.#deps.persistence.readEvents(this.#principal.tenantId, sessionId, after, REPLAY_PAGE);
+      if (!page) throw new RozError("not_found", `session "${sessionId}" not found`);
+      if (page.prunedThrough > afterSeq) {
+        throw new RozError("events_expired", `events after seq ${afterSeq} are no longer kept (kept from ${page.prunedThrough + 1}); read the transcript over REST`);
+      }
+      for (const e of page.events) {
+        if (e.seq >= beforeSeq) return;
+        push(e);
+        after = e.seq;
+      }
+      if (page.events.length < REPLAY_PAGE || this.#closed) return;
+    }
+  }
+
+  #push(e: LoggedEvent): void {
+    this.#queue.push({ kind: "event", item: e });
   }
 
   /**
@@ -213,78 +243,73 @@ export class SessionStream {
    * decoding error is reported in-band and the stream goes on.
    */
   rejectRequest(error: RozError, type: SessionCommand["type"]): void {
-    if (this.#closed || this.#refusedByKind(type) || !this.#session) return;
+    if (this.#closed) return;
+    const session = this.#session;
+    if (!session) {
+      this.#refusedBeforeStart(type);
+      return;
+    }
+    if (type === "start") return this.#error("already_started", "the session has already started");
     const { code, message } = sessionErrorOf(error);
     this.#error(code, message);
   }
 
-  /** A fatal stream error (malformed bytes, size limit, a failed start): report it and end the session. */
+  /**
+   * A fatal stream error (malformed bytes, size limit, a refused start or resume): report it
+   * and end the stream. The session ends with it as `error` when no other stream is attached.
+   */
   async fail(error: RozError): Promise<void> {
     if (this.#closed) return;
     this.#deps.metrics.error(error.reason);
     this.#send({ type: "session_error", ...sessionErrorOf(error) });
     this.#queue.push({ kind: "fatal", error });
     const session = this.#session;
+    const attachment = this.#attachment;
     this.#session = undefined;
+    this.#attachment = undefined;
     this.close();
-    if (session) await this.#registry.end(session, "error", error.message);
-  }
-
-  async #feedback(session: Session, messageId: string, rating: string): Promise<void> {
-    if (messageId === "" || rating === "") return this.#error("invalid_argument", "feedback needs message_id and rating");
-    try {
-      await this.#deps.persistence.putFeedback(this.#principal.tenantId, session.id, messageId, rating);
-    } catch (err) {
-      this.#deps.log.error({ err }, "could not store feedback");
-      this.#error("internal", "could not store feedback");
-    }
+    if (!session || !attachment) return;
+    if (session.attachedStreams <= 1) await this.#registry.end(session, "error", error.message);
+    else await session.detach(attachment, "broken");
   }
 
   /**
-   * The client half-closed: let the running turn finish (cancelled if it needs the client's
-   * answers, which can no longer come), then complete the session.
+   * The client half-closed: the stream detaches; when it was the last one attached, the
+   * running turn may finish (cancelled if it needs the client's answers, which can no
+   * longer come) and the session completes (§6).
    */
   async requestsEnded(): Promise<void> {
     const session = this.#session;
-    if (session) {
-      session.closeInput();
-      await session.idle();
-      await this.#endSession("completed", "client closed the stream");
-    }
+    const attachment = this.#attachment;
+    if (session && attachment) await session.detach(attachment, "closed");
+    this.#session = undefined;
+    this.#attachment = undefined;
     this.close();
   }
 
-  /** The transport broke without a half-close: the session detaches and stays resumable. */
+  /** The transport broke without a half-close: this stream detaches; the session stays resumable. */
   transportBroken(): void {
     const session = this.#session;
+    const attachment = this.#attachment;
     this.#session = undefined;
-    if (session && session.status === "active") {
-      session.detach(() => {
-        void this.#registry.end(session, "cancelled", "detached session expired");
-      });
-    }
+    this.#attachment = undefined;
+    if (session && attachment) void session.detach(attachment, "broken");
     this.close();
   }
 
-  /** Ends the stream with a retryable UNAVAILABLE because the server is shutting down: the session detaches. */
+  /** Ends the stream with a retryable UNAVAILABLE because the server is shutting down. */
   shutdown(): void {
     if (!this.#closed) this.#queue.push({ kind: "fatal", error: new RozError("shutting_down") });
     this.transportBroken();
   }
 
-  /** The session was ended from outside this stream (REST DELETE): the stream ends with it. */
+  /** The session ended (cancel_session from any client, REST DELETE, expiry): the stream ends with it. */
   #endedElsewhere(session: Session): void {
-    // When this stream ends the session itself, it closes once the end is stored.
-    if (this.#session !== session) return;
-    this.#session = undefined;
+    if (this.#session === session) {
+      this.#session = undefined;
+      this.#attachment = undefined;
+    }
     this.close();
-  }
-
-  async #endSession(status: "completed" | "cancelled", reason: string): Promise<void> {
-    const session = this.#session;
-    if (!session) return;
-    this.#session = undefined;
-    await this.#registry.end(session, status, reason);
   }
 
   /** Stops the keepalive and ends the output after what is queued. Idempotent. */
@@ -305,8 +330,8 @@ export class SessionStream {
   #sendKeepalive(): void {
     const session = this.#session;
     // Before start the counts are those of an empty session with the default window.
-    if (!session) return this.#send({ type: "keepalive", tokensUsed: 0, tokensMax: this.#deps.defaultMaxContextTokens });
-    session.emit({ type: "keepalive", tokensUsed: session.agent.contextTokens(), tokensMax: session.agent.maxContextTokens });
+    if (!session) return this.#sendLocal({ type: "keepalive", tokensUsed: 0, tokensMax: this.#deps.defaultMaxContextTokens });
+    session.emitLocal({ type: "keepalive", tokensUsed: session.agent.contextTokens(), tokensMax: session.agent.maxContextTokens }, this.#attachment);
   }
 
   /** A non-fatal in-band error; its `retryable` flag is the §8 table's. */
@@ -315,10 +340,14 @@ export class SessionStream {
     this.#send({ type: "session_error", code, message, retryable: sessionRetryable(code, false) });
   }
 
-  /** Stream-local answers go through the session (numbered) once it exists. */
+  /** Errors go through the session (numbered, to every attached stream) once attached. */
   #send(event: SessionEvent): void {
     if (this.#session) this.#session.emit(event);
-    else this.#queue.push({ kind: "event", item: { seq: 0, event } });
+    else this.#sendLocal(event);
+  }
+
+  #sendLocal(event: SessionEvent): void {
+    this.#queue.push({ kind: "event", item: { seq: 0, event } });
   }
 }
 

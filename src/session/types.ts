@@ -49,6 +49,8 @@ export type SessionCommand =
   /** `modifier`: merged into an approved call's arguments (session-behaviour.md §9). */
   | { type: "permission_decision"; toolCallId: string; approved: boolean; modifier?: JsonObject }
   | { type: "register_tools"; source?: string; tools: ClientTool[]; systemContext?: string }
+  /** Re-attach this stream to an existing session (first message instead of `start`). */
+  | { type: "resume"; sessionId: string; afterSeq?: number }
   /** Messages this server accepts but does not act on (WebRTC, cameras). */
   | { type: "unsupported"; name: string };
 
@@ -83,6 +85,22 @@ export interface SequencedEvent {
   /** Server time in ms since the epoch. */
   at?: number;
   turnIndex?: number;
+}
+
+/**
+ * What a stream writes: a numbered response as an event (live, stream-local, or still in the
+ * session's memory log), as logged bytes (the flat response, encoded once), or both (a kept
+ * event). At least one of `event` and `bytes` is set; events read back from the store have
+ * only their bytes. Empty `bytes`: the event has no flat response (`session_completed`).
+ */
+export interface OutgoingEvent extends Omit<SequencedEvent, "event"> {
+  event?: SessionEvent;
+  bytes?: Uint8Array;
+}
+
+/** One kept response as the log holds it: its seq and its encoded bytes (encoded once), with the event while in memory. */
+export interface LoggedEvent extends OutgoingEvent {
+  bytes: Uint8Array;
 }
 
 export type AgentModeInput = AgentMode;

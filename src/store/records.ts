@@ -109,6 +109,14 @@ export interface Session {
   compactionCount: number;
 }
 
+/** A session with what re-attaching to it needs (see `getResumableSession`). */
+export interface ResumableSession extends Session {
+  lastEventSeq: number;
+  eventsPrunedThrough: number;
+  ownerAlive: boolean;
+  state?: string;
+}
+
 /** What `createSession` takes; status defaults to `active`. */
 export interface NewSession {
   /** A UUID chosen by the caller; generated when absent. */

@@ -23,6 +23,7 @@ import type {
   NewSessionEvent,
   Page,
   PageRequest,
+  ResumableSession,
   Session,
   SessionEvent,
   SessionFilter,
@@ -104,6 +105,34 @@ export interface SessionStore {
    * Returns how many sessions were marked.
    */
   markOrphanedSessions(nodeId?: string, now?: number): Promise<number>;
+  /**
+   * The session with what re-attaching needs: its last event seq (also when retention deleted
+   * the events), how far retention deleted its log, its state snapshot, and whether its node
+   * heart-beat at or after `aliveSince`. Undefined when unknown or another tenant's.
+   */
+  getResumableSession(tenantId: string, id: string, aliveSince: number): Promise<ResumableSession | undefined>;
+  /** Stores the session's state snapshot (opaque text); false when unknown. */
+  saveSessionState(tenantId: string, id: string, state: string): Promise<boolean>;
+  /**
+   * Makes `toNode` the owner of a live session, in ONE conditional update that succeeds only
+   * while its owner is still `fromNode` (undefined: none): of several nodes adopting the same
+   * session at once exactly one gets true. The session becomes `detached` until attached.
+   */
+  adoptSession(tenantId: string, id: string, change: { fromNode: string | undefined; toNode: string }): Promise<boolean>;
+}
+
+/** Server processes ("nodes") and their heartbeats. */
+export interface NodeStore {
+  /** Registers the node or renews its heartbeat (and clears a previous stop). */
+  heartbeatNode(id: string, now?: number): Promise<void>;
+  /** Marks the node stopped: its sessions may be adopted at once. */
+  stopNode(id: string, now?: number): Promise<void>;
+  /**
+   * Live sessions untouched since `idleBefore` whose node is gone (no heartbeat since
+   * `aliveSince`, stopped, or none) become `error`: nobody came back for them within the
+   * detach grace. Returns how many.
+   */
+  endAbandonedSessions(limits: { aliveSince: number; idleBefore: number }, now?: number): Promise<number>;
 }
 
 export interface TranscriptStore {
@@ -114,7 +143,14 @@ export interface TranscriptStore {
    * turn's seq (1-based); undefined when the session is unknown. Nothing is stored on failure;
    * an event whose seq is already stored fails it with `conflict`, as in `appendEvents`.
    */
-  appendTurn(tenantId: string, sessionId: string, record: TurnRecord, events?: readonly NewSessionEvent[]): Promise<number | undefined>;
+  appendTurn(
+    tenantId: string,
+    sessionId: string,
+    record: TurnRecord,
+    events?: readonly NewSessionEvent[],
+    /** The session's state snapshot after the turn, stored in the same write. */
+    state?: string,
+  ): Promise<number | undefined>;
   /** Turns in order (seq ascending) after `afterSeq`; undefined when the session is unknown. */
   listTurns(
     tenantId: string,
@@ -139,6 +175,8 @@ export interface EventStore {
     sessionId: string,
     range?: { afterSeq?: number; limit?: number },
   ): Promise<SessionEvent[] | undefined>;
+  /** How far retention deleted the session's log (0 when never); undefined when the session is unknown. */
+  eventsPrunedThrough(tenantId: string, sessionId: string): Promise<number | undefined>;
   /** Highest stored seq (0 when none, also after pruning everything); undefined when the session is unknown. */
   lastEventSeq(tenantId: string, sessionId: string): Promise<number | undefined>;
   /**
@@ -178,7 +216,7 @@ export interface TaskStore {
 }
 
 /** Everything the server keeps. Safe for concurrent use by many async callers. */
-export interface Store extends TenantStore, KeyStore, EnvironmentStore, SessionStore, TranscriptStore, FeedbackStore, EventStore, TaskStore {
+export interface Store extends TenantStore, KeyStore, EnvironmentStore, SessionStore, TranscriptStore, FeedbackStore, EventStore, TaskStore, NodeStore {
   /** `sqlite` or `postgres`. */
   readonly kind: "sqlite" | "postgres";
   /** Resolves when the database answers a trivial query (for `/readyz`); rejects otherwise. */

@@ -9,8 +9,8 @@ import { RozError } from "../../src/errors/index.ts";
 import { MemoryPersistence } from "../../src/app/memory-persistence.ts";
 import { AgentService, type SessionRequest, SessionRequestSchema, type SessionResponse } from "../../src/gen/roz/v1/agent_pb.js";
 import { createModelCatalog } from "../../src/models/index.ts";
-import { createAgentService, type RpcAuthenticator } from "../../src/rpc/index.ts";
-import { type SessionDeps, SessionRegistry, type SessionStream } from "../../src/session/index.ts";
+import { createAgentService, encodeResponse, type RpcAuthenticator } from "../../src/rpc/index.ts";
+import { type SessionDeps, SessionDirectory, SessionRegistry, type SessionStream } from "../../src/session/index.ts";
 
 const silent = { info() {}, warn() {}, error() {} };
 
@@ -30,12 +30,15 @@ function inProcess(authenticate: RpcAuthenticator = async () => ({ tenantId: "ac
     log: silent,
     metrics: { sessionStatus() {}, turnCompleted() {}, error() {} },
     allowSessionStart: () => true,
+    encodeEvent: encodeResponse,
+    memoryEvents: 1000,
   };
+  const directory = new SessionDirectory(session, registry);
   const openStreams = new Set<SessionStream>();
   // These tests run sessions only: WatchTeam has no tasks to find.
   const noTeams = { watch: async (): Promise<never> => Promise.reject(new RozError("not_found")) };
   const transport = createRouterTransport(({ service }) => {
-    service(AgentService, createAgentService({ session, registry, authenticate, openStreams, defaultEventFormat: "flat", teams: noTeams, openWatches: new Set() }));
+    service(AgentService, createAgentService({ session, registry, directory, authenticate, openStreams, defaultEventFormat: "flat", teams: noTeams, openWatches: new Set() }));
   });
   return { client: createClient(AgentService, transport), persistence, registry };
 }

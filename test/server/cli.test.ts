@@ -93,29 +93,52 @@ describe("graceful shutdown (SIGTERM) of the real process", () => {
     return { call, sentAt };
   }
 
-  it("ends an open stream with UNAVAILABLE after the grace period, refuses new connections, exits 0", async () => {
-    const grace = 1500;
-    const { server, client } = await spawnWithClient({ ROZ_SHUTDOWN_GRACE_MS: String(grace) });
-    const { call, sentAt } = await startedThenTerminated(server, client);
-
-    const status = await call.status;
-    expect(status.code).toBe(grpc.status.UNAVAILABLE);
-    // The stream was held open for the grace period, not cut at once (generous lower bound).
-    expect(Date.now() - sentAt).toBeGreaterThanOrEqual(grace - 300);
-    expect(await server.exited, output(server)).toEqual({ code: 0, signal: null });
-  });
-
-  it("lets a client half-close during the grace period: the stream ends OK and the process exits 0 early", async () => {
+  it("ends an idle open stream with UNAVAILABLE at once (only running turns get the grace), refuses new connections, exits 0, logs stopped", async () => {
     const grace = 20_000;
     const { server, client } = await spawnWithClient({ ROZ_SHUTDOWN_GRACE_MS: String(grace) });
     const { call, sentAt } = await startedThenTerminated(server, client);
-    // The open stream still works during the grace period.
-    call.send(req.ping());
-    expect((await call.responses.nextMatching((r) => r.response === "pong", 5_000)).response).toBe("pong");
-    call.end();
-    expect((await call.status).code).toBe(grpc.status.OK);
+    expect((await call.status).code).toBe(grpc.status.UNAVAILABLE);
+    expect(await server.exited, output(server)).toEqual({ code: 0, signal: null });
+    expect(Date.now() - sentAt).toBeLessThan(grace / 2);
+    expect(server.logLines().at(-1)?.["msg"], output(server)).toBe("stopped");
+  });
+
+  /** A scripted turn that waits `ms` before answering "done". */
+  const slowTurn = (ms: number) => req.userMessage(`script: ${JSON.stringify({ responses: [[{ delay_ms: ms }, { text: "done" }]] })}`);
+
+  it("lets a running turn finish within the grace period, then ends the stream with UNAVAILABLE", async () => {
+    const grace = 20_000;
+    const { server, client } = await spawnWithClient({ ROZ_SHUTDOWN_GRACE_MS: String(grace) });
+    const call = client.openSession();
+    cleanups.push(() => call.cancel());
+    call.send(req.start());
+    expect((await call.next(10_000)).response).toBe("session_started");
+    call.send(slowTurn(1500));
+    await call.responses.nextMatching((r) => r.response === "activity_update", 10_000);
+    const sentAt = Date.now();
+    server.child.kill("SIGTERM");
+    const done = await call.responses.nextMatching((r) => r.response === "turn_complete", 15_000);
+    expect((done["turn_complete"] as { stop_reason: string }).stop_reason).toBe("end_turn");
+    expect((await call.status).code).toBe(grpc.status.UNAVAILABLE);
     expect(await server.exited, output(server)).toEqual({ code: 0, signal: null });
     expect(Date.now() - sentAt).toBeLessThan(grace);
+  });
+
+  it("interrupts a turn still running when the grace period ends: SessionError{interrupted, retryable} then turn_complete{error}", async () => {
+    const { server, client } = await spawnWithClient({ ROZ_SHUTDOWN_GRACE_MS: "500" });
+    const call = client.openSession();
+    cleanups.push(() => call.cancel());
+    call.send(req.start());
+    expect((await call.next(10_000)).response).toBe("session_started");
+    call.send(slowTurn(60_000));
+    await call.responses.nextMatching((r) => r.response === "activity_update", 10_000);
+    server.child.kill("SIGTERM");
+    const error = await call.responses.nextMatching((r) => r.response === "error", 15_000);
+    expect(error.error).toMatchObject({ code: "interrupted", retryable: true });
+    const done = await call.responses.nextMatching((r) => r.response === "turn_complete", 15_000);
+    expect((done["turn_complete"] as { stop_reason: string }).stop_reason).toBe("error");
+    expect((await call.status).code).toBe(grpc.status.UNAVAILABLE);
+    expect(await server.exited, output(server)).toEqual({ code: 0, signal: null });
   });
 
   it("exits 0 on SIGTERM at once when nothing is open", async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { MemoryPersistence } from "../../src/app/memory-persistence.ts";
 import type { TurnRecord } from "../../src/agent/index.ts";
-import type { SequencedEvent } from "../../src/session/index.ts";
+import type { LoggedEvent } from "../../src/session/index.ts";
 import { startServer, type TestServer } from "../support/server.ts";
 import { sessionClientFactory } from "../support/session-client.ts";
 import { caseOf, readTurn, rq, startSession, turnCompleteOf, valueOf } from "../support/session-protocol.ts";
@@ -9,9 +9,9 @@ import { caseOf, readTurn, rq, startSession, turnCompleteOf, valueOf } from "../
 /** Real session persistence in memory whose turn writes fail while `failing` is set. */
 class FlakyPersistence extends MemoryPersistence {
   failing = false;
-  override async appendTurn(tenantId: string, sessionId: string, record: TurnRecord, events: SequencedEvent[]): Promise<void> {
+  override async appendTurn(tenantId: string, sessionId: string, record: TurnRecord, events: LoggedEvent[], state?: string): Promise<void> {
     if (this.failing) throw new Error("disk full");
-    return super.appendTurn(tenantId, sessionId, record, events);
+    return super.appendTurn(tenantId, sessionId, record, events, state);
   }
 }
 

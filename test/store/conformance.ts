@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe } from "vitest";
 import { openStore, type Store, type StoreSettings, type Tenant } from "../../src/store/index.ts";
 import { uniqueName } from "./fixtures.ts";
 import { crashSuite } from "./suites/crash.ts";
+import { durableSessionSuite } from "./suites/durable-sessions.ts";
 import { environmentSuite } from "./suites/environments.ts";
 import { eventSuite } from "./suites/events.ts";
 import { keySuite } from "./suites/keys.ts";
@@ -63,6 +64,7 @@ export function defineStoreConformance(name: string, harness: StoreHarness): voi
     transcriptSuite(ctx);
     eventSuite(ctx);
     taskSuite(ctx);
+    durableSessionSuite(ctx);
     crashSuite(ctx);
   });
 }

@@ -57,7 +57,9 @@ export function sessionClientFactory(kind: ClientKind, baseUrl: string): Session
 }
 
 function grpcJsFactory(baseUrl: string): SessionClientFactory {
-  const client = new grpc.Client(new URL(baseUrl).host, grpc.credentials.createInsecure());
+  // Its own connection, like the connect factory's: grpc-js would otherwise share one
+  // subchannel (one HTTP/2 connection) among every client of the same target.
+  const client = new grpc.Client(new URL(baseUrl).host, grpc.credentials.createInsecure(), { "grpc.use_local_subchannel_pool": 1 });
   const serialize = (request: SessionRequestInit): Buffer => Buffer.from(toBinary(SessionRequestSchema, create(SessionRequestSchema, request)));
   const deserialize = (bytes: Buffer): SessionResponse => fromBinary(SessionResponseSchema, bytes);
   return {

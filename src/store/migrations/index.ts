@@ -1,4 +1,5 @@
 import { initial } from "./001-initial.ts";
+import { durableSessions } from "./002-durable-sessions.ts";
 import { teams } from "./003-teams.ts";
 import { thinkingBlocks } from "./005-thinking-blocks.ts";
 import type { Migration } from "./migration.ts";
@@ -7,4 +8,4 @@ export type { Migration } from "./migration.ts";
 export { runMigrations } from "./runner.ts";
 
 /** Every schema version, ascending. Append only. */
-export const migrations: readonly Migration[] = [initial, teams, thinkingBlocks];
+export const migrations: readonly Migration[] = [initial, durableSessions, teams, thinkingBlocks];

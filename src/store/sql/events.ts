@@ -45,26 +45,49 @@ export function eventRepo({ db, now, retention }: StoreContext): EventStore {
       return rows.map(eventOf);
     },
 
+    async eventsPrunedThrough(tenantId, sessionId) {
+      const row = await db.get("SELECT events_pruned_through AS seq FROM sessions WHERE tenant_id = ? AND id = ?", [tenantId, sessionId]);
+      return row === undefined ? undefined : Number(row.seq);
+    },
+
     async lastEventSeq(tenantId, sessionId) {
       if (!(await ownsSession(db, tenantId, sessionId))) return undefined;
       const row = await db.get("SELECT MAX(seq) AS seq FROM session_events WHERE session_id = ?", [sessionId]);
       return Number(row?.seq ?? 0);
     },
 
-    async pruneEvents(at = now()) {
-      // Sessions ended long enough ago lose their whole log.
-      const expired = await db.run(
-        `DELETE FROM session_events WHERE session_id IN
-           (SELECT id FROM sessions WHERE ended_at IS NOT NULL AND ended_at <= ?)`,
-        [at - retention.keepAfterEndMs],
-      );
-      // Every other session keeps its newest N events (by seq, which the caller assigns in order).
-      const overflow = await db.run(
-        `DELETE FROM session_events WHERE seq <=
-           (SELECT MAX(e.seq) FROM session_events e WHERE e.session_id = session_events.session_id) - ?`,
-        [retention.maxEventsPerSession],
-      );
-      return expired + overflow;
+    pruneEvents(at = now()) {
+      // Each deletion first records how far it goes (`events_pruned_through`), so a re-attach
+      // from before that point is told its events expired: keepalive seqs were never stored,
+      // so a hole in the seqs alone cannot say so.
+      const endedBefore = at - retention.keepAfterEndMs;
+      const overflowFloor = `(SELECT MAX(x.seq) FROM session_events x WHERE x.session_id = sessions.id) - ?`;
+      return db.transaction(async (tx) => {
+        // Sessions ended long enough ago lose their whole log.
+        await tx.run(
+          `UPDATE sessions SET events_pruned_through = (SELECT MAX(e.seq) FROM session_events e WHERE e.session_id = sessions.id)
+           WHERE ended_at IS NOT NULL AND ended_at <= ? AND EXISTS (SELECT 1 FROM session_events e WHERE e.session_id = sessions.id)`,
+          [endedBefore],
+        );
+        const expired = await tx.run(
+          `DELETE FROM session_events WHERE session_id IN
+             (SELECT id FROM sessions WHERE ended_at IS NOT NULL AND ended_at <= ?)`,
+          [endedBefore],
+        );
+        // Every other session keeps its newest N events (by seq, which the caller assigns in order).
+        await tx.run(
+          `UPDATE sessions SET events_pruned_through =
+             (SELECT MAX(e.seq) FROM session_events e WHERE e.session_id = sessions.id AND e.seq <= ${overflowFloor})
+           WHERE EXISTS (SELECT 1 FROM session_events e WHERE e.session_id = sessions.id AND e.seq <= ${overflowFloor})`,
+          [retention.maxEventsPerSession, retention.maxEventsPerSession],
+        );
+        const overflow = await tx.run(
+          `DELETE FROM session_events WHERE seq <=
+             (SELECT MAX(e.seq) FROM session_events e WHERE e.session_id = session_events.session_id) - ?`,
+          [retention.maxEventsPerSession],
+        );
+        return expired + overflow;
+      });
     },
   };
 }

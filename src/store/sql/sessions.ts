@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { terminalStatuses, type Session, type SessionStatus, type SessionStore } from "../types.ts";
 import type { Sql, SqlRow, SqlValue } from "./database.ts";
 import type { StoreContext } from "./context.ts";
+import { NODE_ALIVE } from "./nodes.ts";
 import { listPage } from "./pagination.ts";
 import { conflictAs, opt, optNum, usageOf } from "./rows.ts";
 
@@ -100,6 +101,38 @@ export function sessionRepo({ db, now }: StoreContext): SessionStore {
       }
       const row = await db.get(`UPDATE sessions SET ${set.join(", ")} WHERE ${where.join(" AND ")} RETURNING *`, params);
       return row && sessionOf(row);
+    },
+
+    async getResumableSession(tenantId, id, aliveSince) {
+      const row = await db.get(
+        `SELECT s.*, (SELECT MAX(e.seq) FROM session_events e WHERE e.session_id = s.id) AS last_event_seq,
+           CASE WHEN s.node_id IS NOT NULL AND ${NODE_ALIVE("s.node_id")} THEN 1 ELSE 0 END AS owner_alive
+         FROM sessions s WHERE s.tenant_id = ? AND s.id = ?`,
+        [aliveSince, tenantId, id],
+      );
+      if (!row) return undefined;
+      return {
+        ...sessionOf(row),
+        lastEventSeq: Math.max(Number(row.last_event_seq ?? 0), Number(row.events_pruned_through)),
+        eventsPrunedThrough: Number(row.events_pruned_through),
+        ownerAlive: Number(row.owner_alive) === 1,
+        state: opt(row.state as string | null),
+      };
+    },
+
+    async saveSessionState(tenantId, id, state) {
+      return (await db.run("UPDATE sessions SET state = ?, updated_at = ? WHERE tenant_id = ? AND id = ?", [state, now(), tenantId, id])) > 0;
+    },
+
+    async adoptSession(tenantId, id, { fromNode, toNode }) {
+      // Compare-and-set on the owner: of all nodes trying at once, exactly one matches.
+      const owner = fromNode === undefined ? "node_id IS NULL" : "node_id = ?";
+      const changed = await db.run(
+        `UPDATE sessions SET node_id = ?, status = 'detached', updated_at = ?
+         WHERE tenant_id = ? AND id = ? AND status IN ('active', 'detached') AND ${owner}`,
+        [toNode, now(), tenantId, id, ...(fromNode === undefined ? [] : [fromNode])],
+      );
+      return changed === 1;
     },
 
     async markOrphanedSessions(nodeId, at = now()) {

@@ -5,6 +5,7 @@ import { environmentRepo } from "./environments.ts";
 import { eventRepo } from "./events.ts";
 import { feedbackRepo } from "./feedback.ts";
 import { keyRepo } from "./keys.ts";
+import { nodeRepo } from "./nodes.ts";
 import { sessionRepo } from "./sessions.ts";
 import { taskRepo } from "./tasks.ts";
 import { tenantRepo } from "./tenants.ts";
@@ -41,6 +42,7 @@ export function createSqlStore(db: SqlDatabase, options: SqlStoreOptions = {}): 
     ...feedbackRepo(ctx),
     ...eventRepo(ctx),
     ...taskRepo(ctx),
+    ...nodeRepo(ctx),
     async ping() {
       await db.get("SELECT 1 AS ok");
     },

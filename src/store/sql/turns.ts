@@ -105,7 +105,8 @@ function turnOf(row: SqlRow, toolCalls: ToolCallRecord[]): StoredTurn {
 /** The session totals a turn adds to (parameters: `turnValues(…).totals`). */
 const SESSION_TOTALS = `turn_count = turn_count + 1, compaction_count = compaction_count + ?,
   input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
-  cache_read_tokens = cache_read_tokens + ?, cache_creation_tokens = cache_creation_tokens + ?, updated_at = ?`;
+  cache_read_tokens = cache_read_tokens + ?, cache_creation_tokens = cache_creation_tokens + ?, updated_at = ?,
+  state = COALESCE(?, state)`;
 
 /** The columns of a turn row after `session_id, seq`, with their Postgres types (see `TOOL_CALL_FIELDS`). */
 const TURN_FIELDS = [
@@ -129,10 +130,10 @@ const TURN_FIELDS = [
 const TURN_COLUMNS = ["session_id", "seq", ...TURN_FIELDS.map(([name]) => name)];
 
 /** A turn's parameters: the session totals, and its values for `TURN_FIELDS`. */
-function turnValues(record: TurnRecord, at: number): { totals: SqlValue[]; turn: SqlValue[] } {
+function turnValues(record: TurnRecord, at: number, state: string | undefined): { totals: SqlValue[]; turn: SqlValue[] } {
   const { usage } = record;
   return {
-    totals: [record.compactions, usage.inputTokens, usage.outputTokens, usage.cacheReadTokens, usage.cacheCreationTokens, at],
+    totals: [record.compactions, usage.inputTokens, usage.outputTokens, usage.cacheReadTokens, usage.cacheCreationTokens, at, state ?? null],
     turn: [
       record.messageId,
       record.userContent,
@@ -200,9 +201,9 @@ function pgAppendTurnParams(
 
 export function turnRepo({ db, now }: StoreContext): TranscriptStore {
   return {
-    appendTurn(tenantId, sessionId, record, events = []) {
+    appendTurn(tenantId, sessionId, record, events = [], state) {
       const at = now();
-      const values = turnValues(record, at);
+      const values = turnValues(record, at, state);
       // Only the events can clash: the turn's own seq comes from the session row it locks.
       return conflictAs(db.dialect, EVENT_SEQ_CONFLICT, async () => {
         if (db.dialect.name === "postgres") {

@@ -28,9 +28,12 @@ async function until(check: () => boolean, what: () => string, timeoutMs = 20_00
   }
 }
 
-/** How many sessions the server said it marked as orphans at startup (0 when it logged none). */
+/** How many sessions of a dead node the server said it ended as abandoned (0 when it logged none). */
 const orphansMarked = (server: SpawnedServer): number =>
-  Number(server.logLines().find((l) => l["msg"] === "marked sessions of a previous run as error")?.["sessions"] ?? 0);
+  server
+    .logLines()
+    .filter((l) => l["msg"] === "ended sessions whose node stopped and that nobody re-attached to")
+    .reduce((sum, l) => sum + Number(l["sessions"]), 0);
 
 /** Defines the suite for one store; `makeBackend` runs in `beforeAll`. */
 export function defineCrashSuite(name: string, makeBackend: () => Promise<DurabilityBackend>): void {
@@ -43,6 +46,10 @@ export function defineCrashSuite(name: string, makeBackend: () => Promise<Durabi
         ROZ_SESSION_RATE_LIMIT_PER_MINUTE: "0",
         ROZ_RATE_LIMIT_PER_MINUTE: "0",
         ROZ_KEEPALIVE_INTERVAL_MS: "3600000",
+        // Nobody re-attaches here: a killed node's sessions are ended as soon as its heartbeat expires.
+        ROZ_DETACH_GRACE_MS: "0",
+        ROZ_NODE_HEARTBEAT_MS: "100",
+        ROZ_NODE_EXPIRY_MS: "300",
       });
       servers.push(server);
       return server;
@@ -82,6 +89,7 @@ export function defineCrashSuite(name: string, makeBackend: () => Promise<Durabi
         expect(crashed.statuses["active"] ?? 0).toBe(SESSIONS);
 
         server = await spawn();
+        await until(() => orphansMarked(server) >= SESSIONS, () => `${SESSIONS} abandoned sessions ended (saw ${orphansMarked(server)})`);
         expect(orphansMarked(server)).toBe(SESSIONS);
         const problems = (await Promise.all(load.logs.map((log) => sessionProblems(server.url, log)))).flat();
         expect(problems).toEqual([]);

@@ -1,0 +1,39 @@
+import { create } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import { RozError, toRozError } from "../errors/index.ts";
+import { isUuid } from "../session/index.ts";
+import { type SendToSessionRequest, type SendToSessionResponse, SendToSessionResponseSchema } from "../gen/roz/v1/agent_pb.js";
+import { toConnectError } from "./connect-errors.ts";
+import { commandFromWire } from "./from-wire.ts";
+import type { StreamSessionDeps } from "./stream-session.ts";
+
+/**
+ * SendToSession (session-behaviour.md §6, browsers): delivers one request to a session, as
+ * if an attached stream had sent it; its in-band answers (errors, pongs) go to the attached
+ * streams. The call itself fails only for an unknown or another tenant's session
+ * (NOT_FOUND), an ended one (FAILED_PRECONDITION) or a malformed request, `start` or
+ * `resume` (INVALID_ARGUMENT). Returns the session's last seq when the request was accepted.
+ * Each call is authenticated on its own, so a revoked or expired key is refused at once.
+ */
+export function createSendToSession(deps: StreamSessionDeps) {
+  return async function sendToSession(request: SendToSessionRequest, ctx: HandlerContext): Promise<SendToSessionResponse> {
+    try {
+      const principal = await deps.authenticate(ctx.requestHeader.get("authorization"), "sessions");
+      if (!isUuid(request.sessionId)) throw new RozError("invalid_argument", `session_id "${request.sessionId}" is not a UUID`);
+      const kind = request.request?.request.case;
+      if (!request.request || kind === undefined) throw new RozError("invalid_argument", "request is empty");
+      if (kind === "start" || kind === "resume") throw new RozError("invalid_argument", `${kind} cannot be sent to a session; use AttachSession`);
+      const command = commandFromWire(request.request);
+      deps.noteOperation?.({ rpc: "SendToSession", request: command.type, tenantId: principal.tenantId, keyId: principal.keyId });
+      const located = await deps.directory.find(principal, request.sessionId);
+      if (located.kind === "ended" || (located.session.status !== "active" && located.session.status !== "detached")) {
+        throw new RozError("session_ended", `session "${request.sessionId}" has ended`);
+      }
+      const lastSeq = located.session.lastSeq;
+      await located.session.handle(command);
+      return create(SendToSessionResponseSchema, { lastSeq: BigInt(lastSeq) });
+    } catch (err) {
+      throw toConnectError(toRozError(err));
+    }
+  };
+}

@@ -1,0 +1,83 @@
+import { RozError } from "../errors/index.ts";
+import type { Principal, SessionDeps } from "./ports.ts";
+import { buildSession } from "./build-session.ts";
+import type { Session } from "./session.ts";
+import type { SessionRegistry } from "./session-registry.ts";
+import { decodeSnapshot } from "./snapshot.ts";
+
+/** Where a session to re-attach to is: live in this process, or only in the store (ended). */
+export type LocatedSession = { kind: "live"; session: Session } | { kind: "ended"; lastSeq: number };
+
+/**
+ * Finds the session a client re-attaches to: a live one of this process, else the store's.
+ * A live session whose owner stopped heart-beating (a previous run, a lost node) is adopted
+ * (one compare-and-set on its node) and rebuilt from its stored state; its running turn was
+ * cut, which the rebuilt session records as `interrupted` before anything else.
+ * Unknown or another tenant's session: `not_found`.
+ */
+export class SessionDirectory {
+  readonly #deps: SessionDeps;
+  readonly #registry: SessionRegistry;
+  /** Rebuilds in progress, so that concurrent attaches share one. */
+  readonly #restoring = new Map<string, Promise<LocatedSession>>();
+
+  constructor(deps: SessionDeps, registry: SessionRegistry) {
+    this.#deps = deps;
+    this.#registry = registry;
+  }
+
+  async find(principal: Principal, sessionId: string): Promise<LocatedSession> {
+    const live = this.#registry.get(principal.tenantId, sessionId);
+    if (live) return { kind: "live", session: live };
+    const key = `${principal.tenantId}/${sessionId}`;
+    let restoring = this.#restoring.get(key);
+    if (!restoring) {
+      restoring = this.#restore(principal, sessionId).finally(() => this.#restoring.delete(key));
+      this.#restoring.set(key, restoring);
+    }
+    return restoring;
+  }
+
+  async #restore(principal: Principal, sessionId: string): Promise<LocatedSession> {
+    const notFound = new RozError("not_found", `session "${sessionId}" not found`);
+    const stored = await this.#deps.persistence.findSession(principal.tenantId, sessionId);
+    if (!stored) throw notFound;
+    if (stored.status !== "active" && stored.status !== "detached") return { kind: "ended", lastSeq: stored.lastSeq };
+    const again = this.#registry.get(principal.tenantId, sessionId);
+    if (again) return { kind: "live", session: again };
+    if (stored.ownerAlive) throw new RozError("unavailable", "the session is running on another node; retry on that node");
+    const snapshot = stored.state === undefined ? undefined : decodeSnapshot(stored.state);
+    const model = snapshot && this.#deps.models.resolve(snapshot.model);
+    if (!snapshot || !model) {
+      // Nothing to continue from (a session of an older server, or a model no longer configured).
+      await this.#deps.persistence.setStatus(principal.tenantId, sessionId, "error");
+      return { kind: "ended", lastSeq: stored.lastSeq };
+    }
+    if (!(await this.#deps.persistence.adoptSession(principal.tenantId, sessionId, stored.nodeId))) {
+      throw new RozError("unavailable", "another node took the session over; retry");
+    }
+    const session = buildSession(this.#deps, this.#registry, {
+      id: sessionId,
+      principal,
+      model,
+      origin: {
+        environmentId: snapshot.environmentId,
+        projectContext: snapshot.projectContext,
+        ...(snapshot.instructions !== undefined ? { instructions: snapshot.instructions } : {}),
+        ...(snapshot.systemPrompt !== undefined ? { systemPrompt: snapshot.systemPrompt } : {}),
+        maxContextTokens: snapshot.maxContextTokens,
+        permissions: snapshot.permissions,
+      },
+      tools: snapshot.tools,
+      history: snapshot.history,
+      ...(snapshot.pendingSystemContext !== undefined ? { pendingSystemContext: snapshot.pendingSystemContext } : {}),
+      lastSeq: Math.max(stored.lastSeq, snapshot.lastSeq),
+      ...(snapshot.runningTurn ? { cutTurn: snapshot.runningTurn } : {}),
+    });
+    this.#registry.add(session);
+    // Detached until a stream attaches (the caller's, normally at once), so it cannot linger.
+    session.waitForAttach();
+    this.#deps.log.info({ sessionId, from: stored.nodeId }, "session adopted from the store");
+    return { kind: "live", session };
+  }
+}

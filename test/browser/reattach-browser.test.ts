@@ -1,0 +1,89 @@
+// A real browser (headless Chromium via playwright-core) on ANOTHER origin runs a whole
+// session with @connectrpc/connect-web (Connect and gRPC-Web): a client-side tool, a reload
+// in the middle (re-attaching from the last seq kept in sessionStorage), and an approval.
+import { existsSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+import { type Browser, chromium } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { request } from "../rest/support.ts";
+import { startServer, type TestServer } from "../support/server.ts";
+
+const CHROMIUM = "/usr/bin/chromium";
+const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
+
+/** The fixture page and its bundle, served by a tiny HTTP server of its own (its own origin). */
+async function serveFixture(): Promise<{ server: Server; origin: string }> {
+  const bundle = await build({
+    entryPoints: [fileURLToPath(new URL("./fixture/session-page.ts", import.meta.url))],
+    bundle: true,
+    write: false,
+    format: "esm",
+    platform: "browser",
+    target: "es2022",
+    logLevel: "silent",
+  });
+  const script = bundle.outputFiles[0]!.text;
+  const html = `<!doctype html><meta charset="utf-8"><title>roz session</title><script type="module" src="/page.js"></script>`;
+  const server = createServer((req, res) => {
+    if (req.url?.startsWith("/page.js")) res.writeHead(200, { "content-type": "text/javascript" }).end(script);
+    else if (req.url === "/favicon.ico") res.writeHead(404).end();
+    else res.writeHead(200, { "content-type": "text/html" }).end(html);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+const maybe = existsSync(CHROMIUM) ? describe : describe.skip;
+
+maybe("a browser on another origin holds a session over AttachSession + SendToSession", () => {
+  let fixture: { server: Server; origin: string };
+  let roz: TestServer;
+  let browser: Browser;
+  beforeAll(async () => {
+    fixture = await serveFixture();
+    roz = await startServer({
+      ROZ_CORS_ORIGINS: fixture.origin,
+      ROZ_KEEPALIVE_INTERVAL_MS: "3600000",
+      ROZ_PERMISSION_RULES: JSON.stringify([{ tool_pattern: "delete_*", policy: "require_confirmation", reason: "deletes files" }]),
+    });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await roz?.close();
+    fixture?.server.close();
+  });
+
+  it.each(["connect", "grpc-web"])("%s: a tool call, a reload in the middle with re-attach from the last seq, an approval", async (protocol) => {
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      const errors: string[] = [];
+      page.on("pageerror", (err) => errors.push(String(err)));
+      await page.goto(`${fixture.origin}/?server=${encodeURIComponent(roz.url)}&protocol=${protocol}`);
+      await page.waitForFunction(() => window.rozState?.phase === "reload me" || window.rozState?.phase === "failed", undefined, { timeout: 30_000 });
+      expect(await page.evaluate(() => window.rozState.error)).toBeUndefined();
+      await page.reload();
+      await page.waitForFunction(() => window.rozState?.phase === "done" || window.rozState?.phase === "failed", undefined, { timeout: 30_000 });
+      const state = await page.evaluate(() => ({ state: window.rozState, result: window.rozResult }));
+      expect(state.state.error, JSON.stringify(state)).toBeUndefined();
+      expect(errors).toEqual([]);
+      const result = state.result!;
+      expect(result).toMatchObject({ text: "Read hi, deleted a.txt.", stopReason: "end_turn", resentToolCall: true });
+      // Across the reload: every seq once, in order, none missing.
+      expect(result.seqs).toEqual(Array.from({ length: result.seqs.length }, (_, i) => i + 1));
+
+      const sessionId = await page.evaluate(() => sessionStorage.getItem("sessionId"));
+      const turns = (await request(roz.url, "GET", `/v1/sessions/${sessionId}/messages?format=turns`)).json.turns;
+      expect(turns[0].tool_calls.map((c: { name: string; permission: string; result: string }) => [c.name, c.permission, c.result])).toEqual([
+        ["read_file", "allowed", "hi"],
+        ["delete_file", "approved", "deleted"],
+      ]);
+    } finally {
+      await context.close();
+    }
+  }, 90_000);
+});
