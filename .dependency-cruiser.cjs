@@ -60,9 +60,7 @@ module.exports = {
     })),
   ],
   allowedSeverity: "error",
-  forbidden: [
-    { name: "no-unresolvable", severity: "error", from: {}, to: { couldNotResolve: true } },
-  ],
+  forbidden: [{ name: "no-unresolvable", severity: "error", from: {}, to: { couldNotResolve: true } }],
   options: {
     doNotFollow: { path: "node_modules" },
     exclude: { path: "\\.d\\.ts$" },

@@ -41,7 +41,13 @@ async function measure(server: ServerProcess, attack: Attack | undefined, idleMs
 }
 
 const rowsOf = (name: string, m: Measured): Row[] => [
-  { metric: `${name}: longest loop block`, target: `< ${TARGET_MS} ms`, measured: ms(m.loopMaxMs), ok: m.loopMaxMs < TARGET_MS, note: `${fmt(m.seconds, 1)} s` },
+  {
+    metric: `${name}: longest loop block`,
+    target: `< ${TARGET_MS} ms`,
+    measured: ms(m.loopMaxMs),
+    ok: m.loopMaxMs < TARGET_MS,
+    note: `${fmt(m.seconds, 1)} s`,
+  },
   { metric: `${name}: bystander p99 ping`, target: `< ${TARGET_MS} ms`, measured: ms(m.p99Ms), ok: m.p99Ms < TARGET_MS },
 ];
 
@@ -66,7 +72,11 @@ export async function runAbuse(options: BenchOptions): Promise<Row[]> {
     const baseline = await measure(server, undefined);
     rows.push({ metric: "baseline (no attack): bystander p99 ping", measured: ms(baseline.p99Ms), note: `loop max ${ms(baseline.loopMaxMs)}` });
     await server.gc();
-    rows.push({ metric: "baseline RSS after warm-up and GC", measured: `${fmt((await server.rss()) / MB)} MB`, note: `heap used ${fmt((await server.stats()).heapUsed / MB)} MB` });
+    rows.push({
+      metric: "baseline RSS after warm-up and GC",
+      measured: `${fmt((await server.rss()) / MB)} MB`,
+      note: `heap used ${fmt((await server.stats()).heapUsed / MB)} MB`,
+    });
     const attempts = pick(options, 20_000, 4_000);
     const attacks: [string, Attack][] = [
       ["1 globs (extglob refused, worst valid pattern, 64-char tool)", globAttack],

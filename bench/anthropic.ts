@@ -49,7 +49,11 @@ export async function runAnthropic(options: BenchOptions): Promise<Row[]> {
   }
   const r = ours.perSecond / direct;
   return [
-    { metric: "deltas/s, 1 session on anthropic: ours", measured: perSecond(ours.perSecond), note: `${fmt(tokens)} deltas, server CPU ${fmt(ours.cpuUs, 1)} µs/delta` },
+    {
+      metric: "deltas/s, 1 session on anthropic: ours",
+      measured: perSecond(ours.perSecond),
+      note: `${fmt(tokens)} deltas, server CPU ${fmt(ours.cpuUs, 1)} µs/delta`,
+    },
     { metric: "deltas/s, 1 session: @anthropic-ai/sdk direct", measured: perSecond(direct) },
     { metric: "deltas/s, 1 session: ours / direct", target: `≥ ${THROUGHPUT_TARGET.toFixed(2)}`, measured: ratio(r), ok: r >= THROUGHPUT_TARGET },
   ];

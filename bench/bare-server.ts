@@ -33,7 +33,10 @@ export async function startBareServer(): Promise<BareServer> {
               for (let i = 0; i < Number(pace[1]); i++) {
                 const due = started + (i * 1000) / Number(pace[2]) - monoMs();
                 if (due > 0) await sleep(due);
-                yield create(SessionResponseSchema, { seq: ++seq, response: { case: "textDelta", value: { messageId: "bench", content: `${monoMs().toFixed(3)};` } } });
+                yield create(SessionResponseSchema, {
+                  seq: ++seq,
+                  response: { case: "textDelta", value: { messageId: "bench", content: `${monoMs().toFixed(3)};` } },
+                });
               }
               yield create(SessionResponseSchema, { seq: ++seq, response: { case: "turnComplete", value: { messageId: "bench", stopReason: "end_turn" } } });
             }

@@ -21,7 +21,7 @@ async function postgres(): Promise<{ pg: TestPostgres } | { reason: string }> {
     const found = await findPostgres();
     return found.pg ? { pg: found.pg } : { reason: found.reason };
   } catch (err) {
-    return { reason: err instanceof Error ? err.message.split("\n")[0] as string : String(err) };
+    return { reason: err instanceof Error ? (err.message.split("\n")[0] as string) : String(err) };
   }
 }
 
@@ -29,7 +29,9 @@ async function postgres(): Promise<{ pg: TestPostgres } | { reason: string }> {
 async function appendRate(store: Store, durationMs: number): Promise<{ single: number; multi: number }> {
   const tenant = await store.ensureTenant("bench");
   const env = await store.getDefaultEnvironment(tenant.id);
-  const sessions = await Promise.all(Array.from({ length: WRITERS }, () => store.createSession(tenant.id, { environmentId: env.id, model: "scripted/default" })));
+  const sessions = await Promise.all(
+    Array.from({ length: WRITERS }, () => store.createSession(tenant.id, { environmentId: env.id, model: "scripted/default" })),
+  );
   const append = (sessionId: string) => async () => {
     if ((await store.appendTurn(tenant.id, sessionId, realisticTurn())) === undefined) throw new Error("session vanished");
   };
@@ -93,7 +95,8 @@ export async function runPersistence(options: BenchOptions): Promise<Row[]> {
         await store.close();
       }
     }
-    if (!pg) rows.push({ metric: "appendTurn/s, postgres", measured: "skipped", note: `postgres: skipped (no server): ${"reason" in found ? found.reason : ""}` });
+    if (!pg)
+      rows.push({ metric: "appendTurn/s, postgres", measured: "skipped", note: `postgres: skipped (no server): ${"reason" in found ? found.reason : ""}` });
 
     // (b) Turn latency through the server, store vs memory.
     const turns = pick(options, 300, 60);
@@ -126,8 +129,18 @@ export async function runPersistence(options: BenchOptions): Promise<Row[]> {
       const s = summarize(c.samples);
       const added = s.p99 - memory.p99;
       rows.push(
-        { metric: `turn latency p50/p99, ${c.name}`, measured: `${ms(s.p50)} / ${ms(s.p99)}`, note: c.name === "postgres" ? pgNote : "ROZ_SQLITE_SYNCHRONOUS=normal (default)" },
-        { metric: `added at p99, ${c.name} vs memory`, target: `< ${ADDED_P99_TARGET_MS} ms`, measured: ms(added), ok: added < ADDED_P99_TARGET_MS, note: `p50 +${fmt(s.p50 - memory.p50, 2)} ms` },
+        {
+          metric: `turn latency p50/p99, ${c.name}`,
+          measured: `${ms(s.p50)} / ${ms(s.p99)}`,
+          note: c.name === "postgres" ? pgNote : "ROZ_SQLITE_SYNCHRONOUS=normal (default)",
+        },
+        {
+          metric: `added at p99, ${c.name} vs memory`,
+          target: `< ${ADDED_P99_TARGET_MS} ms`,
+          measured: ms(added),
+          ok: added < ADDED_P99_TARGET_MS,
+          note: `p50 +${fmt(s.p50 - memory.p50, 2)} ms`,
+        },
       );
     }
     if (!pg) rows.push({ metric: "turn latency, postgres", measured: "skipped", note: "postgres: skipped (no server)" });

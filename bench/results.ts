@@ -58,11 +58,21 @@ export function printComparison(earlierPath: string, current: RunFile): void {
     return;
   }
   const widths = lines[0]!.map((_, i) => Math.max(...lines.map((l) => (l[i] as string).length)));
-  for (const l of lines) console.log(l.map((c, i) => (i >= 2 ? c.padStart(widths[i] as number) : c.padEnd(widths[i] as number))).join("  ").trimEnd());
+  for (const l of lines)
+    console.log(
+      l
+        .map((c, i) => (i >= 2 ? c.padStart(widths[i] as number) : c.padEnd(widths[i] as number)))
+        .join("  ")
+        .trimEnd(),
+    );
 }
 
 /** Median over rounds of one figure of a curve point. */
-const medianOf = (p: CurvePoint, of: (r: CurvePoint["rounds"][number]) => number): number => quantile(p.rounds.map(of).sort((a, b) => a - b), 0.5);
+const medianOf = (p: CurvePoint, of: (r: CurvePoint["rounds"][number]) => number): number =>
+  quantile(
+    p.rounds.map(of).sort((a, b) => a - b),
+    0.5,
+  );
 
 /** Latency (ms, log scale) against sessions: ours p50/p99, direct p99, added p99 (paired), the bare server's p99. */
 export function latencyChart(curve: readonly CurvePoint[], title: string): string {

@@ -99,7 +99,11 @@ async function round(rig: Rig, load: Load, index: number): Promise<Round> {
   const o = results.ours!;
   const d = results.direct!;
   const b = results.bare!;
-  for (const [name, r] of [["ours", o], ["direct", d], ["bare", b]] as const) {
+  for (const [name, r] of [
+    ["ours", o],
+    ["direct", d],
+    ["bare", b],
+  ] as const) {
     const short = r.run.latencies.filter((s) => s.length !== load.tokens).length;
     if (short > 0) throw new Error(`${name}: ${short} of ${load.sessions} sessions did not get all ${load.tokens} deltas`);
   }
@@ -151,7 +155,12 @@ function curveRows(point: CurvePoint): Row[] {
   const n = point.rounds.length;
   const medianOf = `median of ${n} round(s)`;
   return [
-    { metric: `${label}: ours p50 / p99`, measured: `${ms(oursP50.median)} / ${ms(oursP99.median)}`, value: oursP99.median, note: `${medianOf}; p99 ${spread(oursP99)}` },
+    {
+      metric: `${label}: ours p50 / p99`,
+      measured: `${ms(oursP50.median)} / ${ms(oursP99.median)}`,
+      value: oursP99.median,
+      note: `${medianOf}; p99 ${spread(oursP99)}`,
+    },
     {
       metric: `${label}: direct p50 / p99`,
       measured: `${ms(directP50.median)} / ${ms(directP99.median)}`,

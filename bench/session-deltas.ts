@@ -14,7 +14,12 @@ export const BENCH_MODEL = "openai/fake-model";
 /** The `openai` client as our provider builds it: no retries, the fake's base URL. */
 export const directClient = (baseURL: string): OpenAI => new OpenAI({ apiKey: "bench", baseURL, maxRetries: 0 });
 
-export const chatBody = { model: "fake-model", messages: [{ role: "user" as const, content: "go" }], stream: true as const, stream_options: { include_usage: true } };
+export const chatBody = {
+  model: "fake-model",
+  messages: [{ role: "user" as const, content: "go" }],
+  stream: true as const,
+  stream_options: { include_usage: true },
+};
 
 export interface Throughput {
   /** Deltas per second, first request to last delta. */

@@ -69,7 +69,11 @@ export function printTable(title: string, rows: readonly Row[]): void {
   const cells = rows.map((r) => [r.metric, r.target ?? "", r.measured, r.ok === undefined ? "" : r.ok ? "OK" : "MISS", r.note ?? ""]);
   const head = ["metric", "target", "measured", "", "note"];
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] as string).length)));
-  const line = (c: string[]) => c.map((s, i) => (i === 2 ? s.padStart(widths[i] as number) : s.padEnd(widths[i] as number))).join("  ").trimEnd();
+  const line = (c: string[]) =>
+    c
+      .map((s, i) => (i === 2 ? s.padStart(widths[i] as number) : s.padEnd(widths[i] as number)))
+      .join("  ")
+      .trimEnd();
   console.log(`\n== ${title} ==`);
   console.log(line(head));
   console.log(widths.map((w) => "-".repeat(w)).join("  "));

@@ -93,7 +93,9 @@ export async function runTeams(options: BenchOptions): Promise<Row[]> {
 
     progress(`teams: replay of ${REPLAY_EVENTS} events`);
     const replayTask = await newTask();
-    await Promise.all(Array.from({ length: REPLAY_EVENTS }, (_, i) => replayTask.log.append({ type: "worker_tool_call", workerId: `w${i % WORKERS}`, tool: "read_file" })));
+    await Promise.all(
+      Array.from({ length: REPLAY_EVENTS }, (_, i) => replayTask.log.append({ type: "worker_tool_call", workerId: `w${i % WORKERS}`, tool: "read_file" })),
+    );
     await replayTask.log.end("completed");
     let t0 = now();
     let rows = 0;

@@ -4,18 +4,7 @@ import { principalOf } from "../src/auth/index.ts";
 import { RozError } from "../src/errors/index.ts";
 import type { ModelCatalog } from "../src/models/index.ts";
 import type { Environment, EnvironmentPatch, NewEnvironment, Store } from "../src/store/index.ts";
-import {
-  errorResponses,
-  idParams,
-  iso,
-  pageQuery,
-  pageRequestOf,
-  pageSchema,
-  permissionRuleSchema,
-  type RoutePlugin,
-  timeSchema,
-  toPage,
-} from "./schemas.ts";
+import { errorResponses, idParams, iso, pageQuery, pageRequestOf, pageSchema, permissionRuleSchema, type RoutePlugin, timeSchema, toPage } from "./schemas.ts";
 
 export interface EnvironmentRoutesOptions {
   store: Pick<Store, "createEnvironment" | "getEnvironment" | "listEnvironments" | "updateEnvironment" | "deleteEnvironment">;
@@ -115,7 +104,10 @@ export const environmentRoutes: RoutePlugin<EnvironmentRoutesOptions> = async (a
 
   app.post(
     "/environments",
-    { config, schema: { summary: "Create an environment", tags, body: createBody, response: { 201: environmentSchema, ...errorResponses(409, 413, 415, 422) } } },
+    {
+      config,
+      schema: { summary: "Create an environment", tags, body: createBody, response: { 201: environmentSchema, ...errorResponses(409, 413, 415, 422) } },
+    },
     async (request, reply) => {
       const body = request.body;
       checkModel(models, body.default_model);
@@ -135,7 +127,15 @@ export const environmentRoutes: RoutePlugin<EnvironmentRoutesOptions> = async (a
 
   app.get(
     "/environments",
-    { config, schema: { summary: "List environments, newest first", tags, querystring: pageQuery, response: { 200: pageSchema(environmentSchema), ...errorResponses() } } },
+    {
+      config,
+      schema: {
+        summary: "List environments, newest first",
+        tags,
+        querystring: pageQuery,
+        response: { 200: pageSchema(environmentSchema), ...errorResponses() },
+      },
+    },
     async (request) => {
       const page = await store.listEnvironments(principalOf(request).tenantId, pageRequestOf(request.query));
       return toPage(page, environmentJson);
@@ -157,7 +157,13 @@ export const environmentRoutes: RoutePlugin<EnvironmentRoutesOptions> = async (a
     "/environments/:id",
     {
       config,
-      schema: { summary: "Change an environment", tags, params: idParams, body: patchBody, response: { 200: environmentSchema, ...errorResponses(404, 409, 413, 415, 422) } },
+      schema: {
+        summary: "Change an environment",
+        tags,
+        params: idParams,
+        body: patchBody,
+        response: { 200: environmentSchema, ...errorResponses(404, 409, 413, 415, 422) },
+      },
     },
     async (request) => {
       const { id } = request.params;

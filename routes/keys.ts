@@ -69,7 +69,15 @@ export const keyRoutes: RoutePlugin<KeyRoutesOptions> = async (app, { store, onK
 
   app.post(
     "/auth/keys",
-    { config, schema: { summary: "Create an API key (the secret is in this answer only)", tags, body: createBody, response: { 201: issuedSchema, ...errorResponses(413, 415) } } },
+    {
+      config,
+      schema: {
+        summary: "Create an API key (the secret is in this answer only)",
+        tags,
+        body: createBody,
+        response: { 201: issuedSchema, ...errorResponses(413, 415) },
+      },
+    },
     async (request, reply) => {
       const principal = principalOf(request);
       const body = request.body;
@@ -92,7 +100,15 @@ export const keyRoutes: RoutePlugin<KeyRoutesOptions> = async (app, { store, onK
 
   app.get(
     "/auth/keys",
-    { config, schema: { summary: "List API keys (revoked ones included), newest first", tags, querystring: pageQuery, response: { 200: pageSchema(keySchema), ...errorResponses() } } },
+    {
+      config,
+      schema: {
+        summary: "List API keys (revoked ones included), newest first",
+        tags,
+        querystring: pageQuery,
+        response: { 200: pageSchema(keySchema), ...errorResponses() },
+      },
+    },
     async (request) => {
       return toPage(await store.listKeys(principalOf(request).tenantId, pageRequestOf(request.query)), keyJson);
     },
@@ -122,7 +138,15 @@ export const keyRoutes: RoutePlugin<KeyRoutesOptions> = async (app, { store, onK
 
   app.delete(
     "/auth/keys/:id",
-    { config, schema: { summary: "Revoke an API key (idempotent)", tags, params: idParams, response: { 204: { type: "null", description: "revoked" }, ...errorResponses(404) } } },
+    {
+      config,
+      schema: {
+        summary: "Revoke an API key (idempotent)",
+        tags,
+        params: idParams,
+        response: { 204: { type: "null", description: "revoked" }, ...errorResponses(404) },
+      },
+    },
     async (request, reply) => {
       await revoke(principalOf(request), request.params.id);
       return reply.status(204).send(null);

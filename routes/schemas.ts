@@ -108,7 +108,12 @@ export function iso(ms: number | undefined): string | undefined {
 export const permissionRuleSchema = {
   type: "object",
   properties: {
-    tool_pattern: { type: "string", minLength: 1, maxLength: 256, description: "glob over tool names: * (any run), ? (one character), [...] (a class); nothing else" },
+    tool_pattern: {
+      type: "string",
+      minLength: 1,
+      maxLength: 256,
+      description: "glob over tool names: * (any run), ? (one character), [...] (a class); nothing else",
+    },
     policy: { type: "string", enum: ["allow", "require_confirmation", "deny"] },
     category: { type: "string", enum: ["unspecified", "physical", "pure"], description: "only tools of this category" },
     reason: { type: "string", maxLength: 1000 },

@@ -3,7 +3,19 @@ import { RozError } from "../src/errors/index.ts";
 import { conversationJson } from "../src/rpc/index.ts";
 import type { SessionRegistry } from "../src/session/index.ts";
 import type { Session, SessionStatus, Store } from "../src/store/index.ts";
-import { errorResponses, idParams, iso, pageQueryProperties, pageRequestOf, pageSchema, type RoutePlugin, timeSchema, toPage, usageJson, usageSchema } from "./schemas.ts";
+import {
+  errorResponses,
+  idParams,
+  iso,
+  pageQueryProperties,
+  pageRequestOf,
+  pageSchema,
+  type RoutePlugin,
+  timeSchema,
+  toPage,
+  usageJson,
+  usageSchema,
+} from "./schemas.ts";
 import { turnJson } from "./transcript.ts";
 
 export interface SessionRoutesOptions {
@@ -112,7 +124,10 @@ export const sessionRoutes: RoutePlugin<SessionRoutesOptions> = async (app, { st
 
   app.get(
     "/sessions",
-    { config, schema: { summary: "List sessions, newest first", tags, querystring: listQuery, response: { 200: pageSchema(sessionSchema), ...errorResponses() } } },
+    {
+      config,
+      schema: { summary: "List sessions, newest first", tags, querystring: listQuery, response: { 200: pageSchema(sessionSchema), ...errorResponses() } },
+    },
     async (request) => {
       const q = request.query;
       const page = await store.listSessions(principalOf(request).tenantId, {

@@ -173,7 +173,15 @@ export const taskRoutes: RoutePlugin<TaskRoutesOptions> = async (app, { teams })
 
   app.get(
     "/tasks/:id",
-    { config, schema: { summary: "A task with its workers, results and usage", tags, params: idParams, response: { 200: taskWithWorkersSchema, ...errorResponses(404) } } },
+    {
+      config,
+      schema: {
+        summary: "A task with its workers, results and usage",
+        tags,
+        params: idParams,
+        response: { 200: taskWithWorkersSchema, ...errorResponses(404) },
+      },
+    },
     async (request) => {
       const { id } = request.params;
       const view = await teams.getTask(principalOf(request).tenantId, id);

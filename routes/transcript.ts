@@ -17,7 +17,11 @@ export function turnJson(t: StoredTurn) {
     assistant: {
       text: t.assistantText,
       thinking: t.assistantThinking,
-      thinking_blocks: t.assistantThinkingBlocks.map((b) => ({ text: b.text, ...(b.signature !== undefined ? { signature: b.signature } : {}), tool_use: b.toolUse })),
+      thinking_blocks: t.assistantThinkingBlocks.map((b) => ({
+        text: b.text,
+        ...(b.signature !== undefined ? { signature: b.signature } : {}),
+        tool_use: b.toolUse,
+      })),
     },
     tool_calls: t.toolCalls.map((c) => ({
       id: c.id,

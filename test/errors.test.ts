@@ -45,7 +45,9 @@ describe("session error codes", () => {
   });
 
   it("every in-band code is its own reason's name, so a client can match on either", () => {
-    const inBand = Object.entries(reasons).filter(([, e]) => (e as ReasonEntry).inBand !== undefined).map(([r]) => r);
+    const inBand = Object.entries(reasons)
+      .filter(([, e]) => (e as ReasonEntry).inBand !== undefined)
+      .map(([r]) => r);
     expect(inBand).toEqual(expect.arrayContaining(["no_session", "model_error", "agent_error", "permission_denied", "internal"]));
     for (const reason of inBand) expect(sessionErrorOf(new RozError(reason as Reason)).code).toBe(reason);
   });

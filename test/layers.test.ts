@@ -62,7 +62,17 @@ describe("layers (dependency-cruiser)", () => {
         "web/gen.ts": "../src/gen/agent_pb.js", // the console only uses generated code
         "web/session.ts": "../src/session/index.ts",
       };
-      const targets = ["src/agent/index.ts", "src/teams/index.ts", "src/models/index.ts", "src/domain/index.ts", "src/rpc/index.ts", "src/session/index.ts", "src/bus/index.ts", "src/app/index.ts", "routes/health.ts"];
+      const targets = [
+        "src/agent/index.ts",
+        "src/teams/index.ts",
+        "src/models/index.ts",
+        "src/domain/index.ts",
+        "src/rpc/index.ts",
+        "src/session/index.ts",
+        "src/bus/index.ts",
+        "src/app/index.ts",
+        "routes/health.ts",
+      ];
       for (const target of targets) await writeAt(dir, target, "export const x = 1;\n");
       await writeAt(dir, "src/gen/agent_pb.js", "export const x = 1;\n");
       for (const [file, target] of Object.entries(imports)) await writeAt(dir, file, `import { x } from "${target}";\nexport const y = x;\n`);

@@ -9,18 +9,7 @@ import { TokenCounter } from "./tokens.ts";
 import { ToolCallIds } from "./tool-call-ids.ts";
 import { applyRegistration, mergeByName } from "./tool-registry.ts";
 import { TurnTally } from "./turn-tally.ts";
-import type {
-  Agent,
-  AgentEvent,
-  AgentOptions,
-  ClientTool,
-  Delivery,
-  PermissionAnswer,
-  PermissionRule,
-  ServerTool,
-  ToolOutcome,
-  TurnInput,
-} from "./types.ts";
+import type { Agent, AgentEvent, AgentOptions, ClientTool, Delivery, PermissionAnswer, PermissionRule, ServerTool, ToolOutcome, TurnInput } from "./types.ts";
 
 /** The state that exists only while a turn runs. */
 interface RunningTurn {
@@ -113,7 +102,13 @@ class SessionAgent implements Agent {
       model: options.model,
       limits: options.limits,
       maxContextTokens: options.maxContextTokens,
-      system: assembleSystem({ mode: input.mode, instructions: options.instructions, systemPrompt: options.systemPrompt, projectContext: options.projectContext, systemContext }),
+      system: assembleSystem({
+        mode: input.mode,
+        instructions: options.instructions,
+        systemPrompt: options.systemPrompt,
+        projectContext: options.projectContext,
+        systemContext,
+      }),
       history: this.#history,
       tools: () => mergeByName(turnTools ?? this.#tools, this.#serverToolList),
       serverTools: this.#serverTools,

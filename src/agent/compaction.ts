@@ -123,11 +123,7 @@ export function dropOldThinking(messages: readonly ModelMessage[]): ModelMessage
   });
 }
 
-function rewriteBefore(
-  messages: readonly ModelMessage[],
-  end: number,
-  rewrite: (m: ModelMessage) => ModelMessage | undefined,
-): ModelMessage[] | undefined {
+function rewriteBefore(messages: readonly ModelMessage[], end: number, rewrite: (m: ModelMessage) => ModelMessage | undefined): ModelMessage[] | undefined {
   let changed = false;
   const out = messages.map((m, i) => {
     if (i >= end) return m;

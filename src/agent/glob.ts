@@ -6,11 +6,7 @@
  * because their backtracking is what lets one pattern freeze a process.
  */
 
-type Token =
-  | { kind: "literal"; char: string }
-  | { kind: "one" }
-  | { kind: "star" }
-  | { kind: "class"; negated: boolean; ranges: [string, string][] };
+type Token = { kind: "literal"; char: string } | { kind: "one" } | { kind: "star" } | { kind: "class"; negated: boolean; ranges: [string, string][] };
 
 /** A compiled glob, or why the text is not one. */
 export type CompiledGlob = { ok: true; matches: (name: string) => boolean } | { ok: false; error: string };

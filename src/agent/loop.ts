@@ -113,7 +113,11 @@ class TurnLoop {
     const tools = deps.tools();
     if (deps.input.mode === "ooda_re_act" && !observed) {
       const observe = observationTools(tools);
-      if (observe.length > 0) return this.#plan("observe", observe.map((t) => ({ id: deps.ids.fresh("observe"), name: t.name, parameters: {}, tool: t })));
+      if (observe.length > 0)
+        return this.#plan(
+          "observe",
+          observe.map((t) => ({ id: deps.ids.fresh("observe"), name: t.name, parameters: {}, tool: t })),
+        );
     }
     this.#activity("thinking");
     await this.#compact();

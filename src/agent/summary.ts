@@ -22,7 +22,13 @@ const RESULT_TOKENS_IN_TRANSCRIPT = 500;
  * lets long tool results be cut. The whole is cut head+tail to `maxTokens`.
  */
 export function renderTranscript(messages: readonly ModelMessage[], maxTokens: number): string {
-  const lines = messages.map((m) => `${m.role.toUpperCase()}:\n${m.parts.map(renderPart).filter((s) => s !== "").join("\n")}`);
+  const lines = messages.map(
+    (m) =>
+      `${m.role.toUpperCase()}:\n${m.parts
+        .map(renderPart)
+        .filter((s) => s !== "")
+        .join("\n")}`,
+  );
   return truncateHeadTail(`Transcript to summarise:\n\n${lines.join("\n\n")}`, maxTokens).text;
 }
 

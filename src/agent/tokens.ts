@@ -75,7 +75,9 @@ export function encodeTokens(text: string): number[] {
 
 /** Text of token ids; a cut inside a multi-byte character leaves no replacement char. */
 export function decodeTokens(tokens: number[]): string {
-  return decode(tokens).replace(/\uFFFD+$/u, "").replace(/^\uFFFD+/u, "");
+  return decode(tokens)
+    .replace(/\uFFFD+$/u, "")
+    .replace(/^\uFFFD+/u, "");
 }
 
 /** Tokens of one part: text, thinking, tool name + arguments, tool result; images estimated. */

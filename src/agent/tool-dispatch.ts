@@ -39,8 +39,7 @@ export async function dispatchTools(calls: readonly PlannedCall[], verdicts: rea
     const approved = verdict.parameters === undefined ? call : { ...call, parameters: verdict.parameters };
     const { permission } = verdict;
     if (call.tool?.category === "pure") return runOne(approved, permission, deps);
-    const next: Promise<DispatchedCall> =
-      chain === undefined ? runOne(approved, permission, deps) : chain.then(() => runOne(approved, permission, deps));
+    const next: Promise<DispatchedCall> = chain === undefined ? runOne(approved, permission, deps) : chain.then(() => runOne(approved, permission, deps));
     chain = next;
     return next;
   });

@@ -89,16 +89,16 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   const metrics = createMetrics();
   const models = metrics.timeModels(
     overrides.models ??
-    createModelCatalog({
-      ...(config.openaiApiKey ? { openaiApiKey: config.openaiApiKey } : {}),
-      ...(config.openaiBaseURL ? { openaiBaseURL: config.openaiBaseURL } : {}),
-      ...(config.openaiApi ? { openaiApi: config.openaiApi } : {}),
-      ...(config.anthropicApiKey ? { anthropicApiKey: config.anthropicApiKey } : {}),
-      ...(config.anthropicBaseURL ? { anthropicBaseURL: config.anthropicBaseURL } : {}),
-      ...(config.anthropicThinkingBudget ? { anthropicThinkingBudget: config.anthropicThinkingBudget } : {}),
-      ...(config.providersFile ? { providersFile: config.providersFile } : {}),
-      ...(config.defaultModel ? { defaultModel: config.defaultModel } : {}),
-    }),
+      createModelCatalog({
+        ...(config.openaiApiKey ? { openaiApiKey: config.openaiApiKey } : {}),
+        ...(config.openaiBaseURL ? { openaiBaseURL: config.openaiBaseURL } : {}),
+        ...(config.openaiApi ? { openaiApi: config.openaiApi } : {}),
+        ...(config.anthropicApiKey ? { anthropicApiKey: config.anthropicApiKey } : {}),
+        ...(config.anthropicBaseURL ? { anthropicBaseURL: config.anthropicBaseURL } : {}),
+        ...(config.anthropicThinkingBudget ? { anthropicThinkingBudget: config.anthropicThinkingBudget } : {}),
+        ...(config.providersFile ? { providersFile: config.providersFile } : {}),
+        ...(config.defaultModel ? { defaultModel: config.defaultModel } : {}),
+      }),
   );
   const defaultPermissions: PermissionRule[] = parsePermissionRules(config.permissionRules);
   const limits: AgentLimits = {
@@ -111,9 +111,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     maxToolsPerRequest: config.maxToolsPerRequest,
   };
   const tls =
-    config.tlsCert && config.tlsKey
-      ? { cert: readSettingFile("ROZ_TLS_CERT", config.tlsCert), key: readSettingFile("ROZ_TLS_KEY", config.tlsKey) }
-      : undefined;
+    config.tlsCert && config.tlsKey ? { cert: readSettingFile("ROZ_TLS_CERT", config.tlsCert), key: readSettingFile("ROZ_TLS_KEY", config.tlsKey) } : undefined;
 
   let onePort: OnePortServer | undefined;
   const app = fastify({
@@ -192,7 +190,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   }, config.nodeHeartbeatMs);
   heartbeatTimer.unref();
   const authenticate: RpcAuthenticator = overrides.authenticate ?? ((authorization, scope) => authenticator.authenticate(authorization, scope));
-  const persistence = overrides.persistence ?? storePersistence(store, { id: nodeId, expiryMs: config.nodeExpiryMs }, (op, run) => metrics.observeStore(op, run));
+  const persistence =
+    overrides.persistence ?? storePersistence(store, { id: nodeId, expiryMs: config.nodeExpiryMs }, (op, run) => metrics.observeStore(op, run));
   const rateLimits = createRateLimits(config);
 
   const teams = new Teams({

@@ -8,11 +8,7 @@ import type { SessionLogger } from "../session/index.ts";
  * is disabled explicitly; warn when running open) and builds the app's authenticator.
  * Throws `config_invalid` with the fix in its message.
  */
-export async function createAuthenticator(
-  config: Pick<Config, "host" | "auth">,
-  store: Store,
-  log: Pick<SessionLogger, "warn">,
-): Promise<Authenticator> {
+export async function createAuthenticator(config: Pick<Config, "host" | "auth">, store: Store, log: Pick<SessionLogger, "warn">): Promise<Authenticator> {
   const loopback = isLoopback(config.host);
   const { warning } = checkBindPolicy({
     host: config.host,

@@ -135,8 +135,18 @@ export const settings = {
     int(0, 1_000_000),
     "HTTP/2 streams one connection may open per second; beyond it GOAWAY and close (rapid-reset guard, 0 = off)",
   ),
-  startTimeoutMs: setting("ROZ_START_TIMEOUT_MS", 30_000, int(0, 86_400_000), "a session stream that sends no start within it ends with invalid_argument (0 = never)"),
-  maxStreamsPerKey: setting("ROZ_MAX_STREAMS_PER_KEY", 1000, int(0, 10_000_000), "session streams open at once per API key; more get resource_exhausted (0 = no cap)"),
+  startTimeoutMs: setting(
+    "ROZ_START_TIMEOUT_MS",
+    30_000,
+    int(0, 86_400_000),
+    "a session stream that sends no start within it ends with invalid_argument (0 = never)",
+  ),
+  maxStreamsPerKey: setting(
+    "ROZ_MAX_STREAMS_PER_KEY",
+    1000,
+    int(0, 10_000_000),
+    "session streams open at once per API key; more get resource_exhausted (0 = no cap)",
+  ),
   credentialRecheckMs: setting(
     "ROZ_CREDENTIAL_RECHECK_MS",
     1000,
@@ -159,12 +169,7 @@ export const settings = {
   toolResultMaxTokens: setting("ROZ_TOOL_RESULT_MAX_TOKENS", 8_000, int(100, 1_000_000), "tool result budget shown to the model"),
   maxTools: setting("ROZ_MAX_TOOLS", 1000, int(1, 1_000_000), "tools one session may hold (register_tools beyond it: invalid_argument)"),
   maxToolsPerRequest: setting("ROZ_MAX_TOOLS_PER_REQUEST", 512, int(1, 1_000_000), "tools one start, user_message or register_tools may carry"),
-  permissionRules: setting(
-    "ROZ_PERMISSION_RULES",
-    undefined,
-    optStr,
-    "JSON list of default permission rules [{tool_pattern, policy, reason?}]",
-  ),
+  permissionRules: setting("ROZ_PERMISSION_RULES", undefined, optStr, "JSON list of default permission rules [{tool_pattern, policy, reason?}]"),
   sqliteSynchronous: setting(
     "ROZ_SQLITE_SYNCHRONOUS",
     "normal",
@@ -176,12 +181,7 @@ export const settings = {
   rateLimitPerMinute: setting("ROZ_RATE_LIMIT_PER_MINUTE", 600, int(0, 10_000_000), "REST requests per key per minute (0 = off)"),
   // A guard against runaway clients, not a quota: a client's test suite or a reconnect storm
   // of a few hundred sessions must not be refused (a refused start is fatal for the stream).
-  sessionRateLimitPerMinute: setting(
-    "ROZ_SESSION_RATE_LIMIT_PER_MINUTE",
-    600,
-    int(0, 10_000_000),
-    "sessions started per key per minute (0 = off)",
-  ),
+  sessionRateLimitPerMinute: setting("ROZ_SESSION_RATE_LIMIT_PER_MINUTE", 600, int(0, 10_000_000), "sessions started per key per minute (0 = off)"),
   eventFormat: setting(
     "ROZ_EVENT_FORMAT",
     "flat",
@@ -197,13 +197,7 @@ export const settings = {
     "deepest worker level: 1 = only sessions and REST start workers, 2 = workers may spawn once more, …",
   ),
   workerTimeoutMs: setting("ROZ_WORKER_TIMEOUT_MS", 600_000, int(100, 86_400_000), "time limit of one worker (then it fails with timeout)"),
-  consoleDir: setting(
-    "ROZ_CONSOLE_DIR",
-    undefined,
-    optStr,
-    "folder of the built web console served at / (`off`: no console)",
-    "web/dist of this installation",
-  ),
+  consoleDir: setting("ROZ_CONSOLE_DIR", undefined, optStr, "folder of the built web console served at / (`off`: no console)", "web/dist of this installation"),
   nodeId: setting("ROZ_NODE_ID", undefined, optStr, "this node's id in a cluster", "hostname-pid"),
   nodeHeartbeatMs: setting("ROZ_NODE_HEARTBEAT_MS", 5_000, int(100, 600_000), "how often this node writes its heartbeat to the store"),
   nodeExpiryMs: setting("ROZ_NODE_EXPIRY_MS", 20_000, int(200, 3_600_000), "a node silent this long is gone: its sessions may be adopted"),

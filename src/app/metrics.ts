@@ -32,7 +32,12 @@ const seconds = (since: number): number => (performance.now() - since) / 1000;
 export function createMetrics(): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "roz_" });
-  const sessions = new Gauge({ name: "roz_sessions", help: "Live sessions on this node by status (active, detached)", labelNames: ["status"], registers: [registry] });
+  const sessions = new Gauge({
+    name: "roz_sessions",
+    help: "Live sessions on this node by status (active, detached)",
+    labelNames: ["status"],
+    registers: [registry],
+  });
   sessions.set({ status: "active" }, 0);
   sessions.set({ status: "detached" }, 0);
   const turns = new Counter({ name: "roz_turns_total", help: "Finished turns by stop reason", labelNames: ["stop_reason"], registers: [registry] });
@@ -61,7 +66,12 @@ export function createMetrics(): Metrics {
     buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300],
     registers: [registry],
   });
-  const errors = new Counter({ name: "roz_errors_total", help: "Errors reported to clients and internal failures, by code", labelNames: ["code"], registers: [registry] });
+  const errors = new Counter({
+    name: "roz_errors_total",
+    help: "Errors reported to clients and internal failures, by code",
+    labelNames: ["code"],
+    registers: [registry],
+  });
   const storeSeconds = new Histogram({
     name: "roz_store_operation_seconds",
     help: "Latency of store operations by operation and outcome",
@@ -74,7 +84,12 @@ export function createMetrics(): Metrics {
     help: "Times the event loop was blocked longer than the watchdog threshold (100 ms); see roz_nodejs_eventloop_lag_* for the distribution",
     registers: [registry],
   });
-  const http = new Counter({ name: "roz_http_requests_total", help: "HTTP responses by method, route and status", labelNames: ["method", "route", "status"], registers: [registry] });
+  const http = new Counter({
+    name: "roz_http_requests_total",
+    help: "HTTP responses by method, route and status",
+    labelNames: ["method", "route", "status"],
+    registers: [registry],
+  });
 
   const session: SessionMetrics = {
     sessionStatus(status: SessionStatus, delta: number) {

@@ -71,9 +71,13 @@ export function createRateLimits(settings: { rateLimitPerMinute: number; session
     rest(principal) {
       const verdict = rest.take(rateKey(principal));
       if (!verdict.ok) {
-        throw new RozError("rate_limited", `rate limit of ${settings.rateLimitPerMinute} requests per minute exceeded; retry in ${verdict.retryAfterSeconds} s`, {
-          details: { retry_after_seconds: verdict.retryAfterSeconds },
-        });
+        throw new RozError(
+          "rate_limited",
+          `rate limit of ${settings.rateLimitPerMinute} requests per minute exceeded; retry in ${verdict.retryAfterSeconds} s`,
+          {
+            details: { retry_after_seconds: verdict.retryAfterSeconds },
+          },
+        );
       }
     },
     allowSessionStart(principal) {

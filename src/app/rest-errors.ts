@@ -133,7 +133,10 @@ function sendRpcUnimplemented(request: FastifyRequest, reply: FastifyReply, mess
     return true;
   }
   if (contentType.startsWith("application/connect+") || request.headers["connect-protocol-version"] !== undefined) {
-    void reply.status(404).header("content-type", "application/json").send(JSON.stringify({ code: "unimplemented", message }));
+    void reply
+      .status(404)
+      .header("content-type", "application/json")
+      .send(JSON.stringify({ code: "unimplemented", message }));
     return true;
   }
   return false;

@@ -73,8 +73,7 @@ export function storePersistence(
       observe("save_state", async () => {
         await store.saveSessionState(tenantId, sessionId, state);
       }),
-    adoptSession: (tenantId, sessionId, fromNode) =>
-      observe("adopt_session", () => store.adoptSession(tenantId, sessionId, { fromNode, toNode: node.id })),
+    adoptSession: (tenantId, sessionId, fromNode) => observe("adopt_session", () => store.adoptSession(tenantId, sessionId, { fromNode, toNode: node.id })),
     appendEvents: (tenantId, sessionId, events) =>
       observe("append_events", async () => {
         await store.appendEvents(tenantId, sessionId, toStoredEvents(events));

@@ -34,7 +34,8 @@ export function checkBindPolicy(input: BindPolicyInput): { warning?: string } {
     );
   }
   return {
-    warning: `no API key exists yet: the server runs OPEN on ${host} (every request acts as tenant "default") until ` +
+    warning:
+      `no API key exists yet: the server runs OPEN on ${host} (every request acts as tenant "default") until ` +
       `the first key is created with "roz keys create --tenant NAME" or POST /v1/auth/keys`,
   };
 }

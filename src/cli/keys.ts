@@ -37,12 +37,22 @@ const state = (k: ApiKey, now: number): string =>
 /** Aligned columns, for humans. */
 function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd()).join("\n");
+  return rows
+    .map((r) =>
+      r
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n");
 }
 
 async function create(store: Store, values: Record<string, string | undefined>, io: CliOutput): Promise<number> {
   const name = tenantName(values["tenant"]);
-  const wanted = (values["scopes"] ?? "admin").split(",").map((s) => s.trim()).filter((s) => s !== "");
+  const wanted = (values["scopes"] ?? "admin")
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
   // The operator at the console may grant anything.
   const scopes = grantableScopes({ scopes: ["admin"] }, wanted);
   let expiresAt: number | undefined;

@@ -4,22 +4,12 @@ import type { TokenUsage } from "./token-usage.ts";
 export type AgentMode = "react" | "ooda_re_act";
 
 /** A `UserMessage.context` block: text or binary (images are passed to the model as images). */
-export type ContextBlock =
-  | { label?: string; text: string }
-  | { label?: string; mimeType: string; data: Uint8Array };
+export type ContextBlock = { label?: string; text: string } | { label?: string; mimeType: string; data: Uint8Array };
 
 export type StopReason = "end_turn" | "max_tokens" | "max_cycles" | "cancelled" | "tool_error_limit" | "error";
 
 /** How a tool call was let through (or not). */
-export type PermissionOutcome =
-  | "allowed"
-  | "approved"
-  | "denied"
-  | "approval_timeout"
-  | "policy_denied"
-  | "cancelled"
-  | "unknown_tool"
-  | "invalid_arguments";
+export type PermissionOutcome = "allowed" | "approved" | "denied" | "approval_timeout" | "policy_denied" | "cancelled" | "unknown_tool" | "invalid_arguments";
 
 /** The client's answer to one tool request. */
 export interface ToolOutcome {

@@ -13,11 +13,7 @@ export class RozError extends Error {
   readonly retryable: boolean;
   readonly details: Record<string, unknown> | undefined;
 
-  constructor(
-    reason: Reason,
-    message?: string,
-    options?: { cause?: unknown; retryable?: boolean; details?: Record<string, unknown> },
-  ) {
+  constructor(reason: Reason, message?: string, options?: { cause?: unknown; retryable?: boolean; details?: Record<string, unknown> }) {
     const entry = reasons[reason];
     super(message ?? entry.message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.reason = reason;

@@ -74,7 +74,10 @@ export function createModelCatalog(settings: ModelCatalogSettings = {}): ModelCa
   // Canonical name (`provider/model`) even when the setting is an alias, for logs and SessionStarted.
   const chosen = catalog.resolve(settings.defaultModel);
   if (!chosen) {
-    const known = catalog.providers().map((p) => p.name).join(", ");
+    const known = catalog
+      .providers()
+      .map((p) => p.name)
+      .join(", ");
     throw new RozError(
       "config_invalid",
       `ROZ_DEFAULT_MODEL "${settings.defaultModel}" does not name a configured model (use provider/model or an alias; providers: ${known})`,

@@ -8,10 +8,7 @@ import { RozError } from "../errors/index.ts";
 export class ModelError extends RozError {
   readonly status: number | undefined;
   readonly retryAfterMs: number | undefined;
-  constructor(
-    message: string,
-    options: { retryable: boolean; status?: number; retryAfterMs?: number; cause?: unknown },
-  ) {
+  constructor(message: string, options: { retryable: boolean; status?: number; retryAfterMs?: number; cause?: unknown }) {
     super("model_error", message, { retryable: options.retryable, cause: options.cause });
     this.status = options.status;
     this.retryAfterMs = options.retryAfterMs;

@@ -51,11 +51,7 @@ export function defaultSupportsImages(baseURL: string | undefined): boolean {
  * undefined when neither a key nor a non-OpenAI base URL is set (a local server such as
  * Ollama needs no key). It accepts any model id its endpoint serves.
  */
-export function openaiFromSettings(settings: {
-  openaiApiKey?: string;
-  openaiBaseURL?: string;
-  openaiApi?: "chat" | "responses";
-}): ProviderConfig | undefined {
+export function openaiFromSettings(settings: { openaiApiKey?: string; openaiBaseURL?: string; openaiApi?: "chat" | "responses" }): ProviderConfig | undefined {
   const { openaiApiKey: apiKey, openaiBaseURL: baseURL } = settings;
   if (!apiKey && (!baseURL || isOpenAIEndpoint(baseURL))) return undefined;
   const own = isOpenAIEndpoint(baseURL);

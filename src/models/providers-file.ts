@@ -48,8 +48,18 @@ type Fail = (field: string, message: string) => never;
 
 const providerName = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 const providerFields = [
-  "name", "base_url", "api", "api_key_env", "models", "default_model", "aliases",
-  "context_window", "supports_images", "headers", "scripts", "thinking_budget",
+  "name",
+  "base_url",
+  "api",
+  "api_key_env",
+  "models",
+  "default_model",
+  "aliases",
+  "context_window",
+  "supports_images",
+  "headers",
+  "scripts",
+  "thinking_budget",
 ];
 const scriptedFields = new Set(["name", "api", "default_model", "aliases", "context_window", "supports_images", "scripts"]);
 
@@ -75,12 +85,7 @@ export function loadProvidersFile(file: string, env: Env, inherited: InheritedPr
 }
 
 /** Validates a parsed providers document; `file` only names the source in errors. */
-function parseProvidersDocument(
-  document: unknown,
-  file: string,
-  env: Env,
-  inherited: InheritedProviders = {},
-): ProviderConfig[] {
+function parseProvidersDocument(document: unknown, file: string, env: Env, inherited: InheritedProviders = {}): ProviderConfig[] {
   const fail: Fail = (field, message) => {
     throw new RozError("config_invalid", `providers file ${file}: ${field}: ${message}`);
   };

@@ -65,16 +65,19 @@ function recheckWhileOpen(deps: StreamSessionDeps, authorization: string | null,
   if (deps.credentialRecheckMs === undefined) return () => {};
   const stillAuthorized = credentialCheck(deps, authorization);
   let checking = false;
-  const timer = setInterval(() => {
-    if (checking) return;
-    checking = true;
-    void stillAuthorized()
-      .then((revoked) => (revoked ? stream.fail(revoked) : undefined))
-      .catch((err: unknown) => deps.session.log.warn({ err }, "could not re-check an attached stream's key"))
-      .finally(() => {
-        checking = false;
-      });
-  }, Math.max(MIN_ATTACHED_RECHECK_MS, deps.credentialRecheckMs));
+  const timer = setInterval(
+    () => {
+      if (checking) return;
+      checking = true;
+      void stillAuthorized()
+        .then((revoked) => (revoked ? stream.fail(revoked) : undefined))
+        .catch((err: unknown) => deps.session.log.warn({ err }, "could not re-check an attached stream's key"))
+        .finally(() => {
+          checking = false;
+        });
+    },
+    Math.max(MIN_ATTACHED_RECHECK_MS, deps.credentialRecheckMs),
+  );
   timer.unref();
   return () => clearInterval(timer);
 }

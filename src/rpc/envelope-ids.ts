@@ -2,7 +2,10 @@ import { createHash, randomUUID } from "node:crypto";
 
 /** A name-based UUID (RFC 9562 version 5) of `name` within the UUID `namespace`. */
 function uuidV5(namespace: string, name: string): string {
-  const hash = createHash("sha1").update(Buffer.from(namespace.replaceAll("-", ""), "hex")).update(name).digest();
+  const hash = createHash("sha1")
+    .update(Buffer.from(namespace.replaceAll("-", ""), "hex"))
+    .update(name)
+    .digest();
   return formatUuid(hash, 0x50);
 }
 

@@ -3,12 +3,7 @@ import { RozError } from "../errors/index.ts";
 import type { SessionCommand } from "../session/index.ts";
 import { historyFromWire } from "./history-from-wire.ts";
 import { json } from "./struct.ts";
-import {
-  type SessionRequest,
-  ToolCategoryHint,
-  type ToolSchema,
-  type UserMessage,
-} from "../gen/roz/v1/agent_pb.js";
+import { type SessionRequest, ToolCategoryHint, type ToolSchema, type UserMessage } from "../gen/roz/v1/agent_pb.js";
 
 const bad = (message: string): never => {
   throw new RozError("invalid_argument", message);
@@ -19,7 +14,6 @@ const categories: Record<number, ToolCategory> = {
   [ToolCategoryHint.TOOL_CATEGORY_PHYSICAL]: "physical",
   [ToolCategoryHint.TOOL_CATEGORY_PURE]: "pure",
 };
-
 
 /**
  * Decodes a tool list. Any name is accepted (names a provider refuses are mapped for it in

@@ -118,7 +118,14 @@ export class SessionStream {
         maxContextTokens: command.maxContextTokens ?? model.contextWindow ?? this.#deps.defaultMaxContextTokens,
         permissions: [...environment.permissionRules, ...this.#deps.defaultPermissions],
       };
-      const session = buildSession(this.#deps, this.#registry, { id, principal: this.#principal, model, origin, tools: command.tools, history: command.history });
+      const session = buildSession(this.#deps, this.#registry, {
+        id,
+        principal: this.#principal,
+        model,
+        origin,
+        tools: command.tools,
+        history: command.history,
+      });
       const agent = session.agent;
       this.#registry.add(session);
       const attachment = this.#liveAttachment(session);
@@ -221,7 +228,10 @@ export class SessionStream {
       const page = await this.#deps.persistence.readEvents(this.#principal.tenantId, sessionId, after, REPLAY_PAGE);
       if (!page) throw new RozError("not_found", `session "${sessionId}" not found`);
       if (page.prunedThrough > afterSeq) {
-        throw new RozError("events_expired", `events after seq ${afterSeq} are no longer kept (kept from ${page.prunedThrough + 1}); read the transcript over REST`);
+        throw new RozError(
+          "events_expired",
+          `events after seq ${afterSeq} are no longer kept (kept from ${page.prunedThrough + 1}); read the transcript over REST`,
+        );
       }
       for (const e of page.events) {
         if (e.seq >= beforeSeq) return;

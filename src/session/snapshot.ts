@@ -39,9 +39,7 @@ const BYTES = "$bytes";
 
 /** JSON with binary parts (images, binary context) as `{"$bytes": base64}`. */
 export function encodeSnapshot(snapshot: SessionSnapshot): string {
-  return JSON.stringify(snapshot, (_key, value: unknown) =>
-    value instanceof Uint8Array ? { [BYTES]: Buffer.from(value).toString("base64") } : value,
-  );
+  return JSON.stringify(snapshot, (_key, value: unknown) => (value instanceof Uint8Array ? { [BYTES]: Buffer.from(value).toString("base64") } : value));
 }
 
 /** The snapshot in `text`; undefined when it is not one this server writes. */

@@ -24,16 +24,21 @@ export function conversationOf(turns: readonly StoredTurn[]): ModelMessage[] {
     push(buildUserMessage(turn.userContent, turn.userContext, true));
     const thinking = thinkingOf(turn);
     if (turn.toolCalls.length > 0) {
-      push({ role: "assistant", parts: [...thinking.toolUse, ...turn.toolCalls.map((c): ModelPart => ({ type: "tool_use", id: c.id, name: c.name, input: c.parameters }))] });
+      push({
+        role: "assistant",
+        parts: [...thinking.toolUse, ...turn.toolCalls.map((c): ModelPart => ({ type: "tool_use", id: c.id, name: c.name, input: c.parameters }))],
+      });
       push({
         role: "user",
-        parts: turn.toolCalls.map((c): ModelPart => ({
-          type: "tool_result",
-          toolUseId: c.id,
-          name: c.name,
-          content: c.outcome?.result ?? c.error ?? missingResultText,
-          isError: c.outcome ? !c.outcome.success : true,
-        })),
+        parts: turn.toolCalls.map(
+          (c): ModelPart => ({
+            type: "tool_result",
+            toolUseId: c.id,
+            name: c.name,
+            content: c.outcome?.result ?? c.error ?? missingResultText,
+            isError: c.outcome ? !c.outcome.success : true,
+          }),
+        ),
       });
       if (turn.assistantText !== "") push({ role: "assistant", parts: [...thinking.answer, { type: "text", text: turn.assistantText }] });
     } else if (turn.assistantText !== "") {

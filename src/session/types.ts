@@ -2,14 +2,7 @@
  * The session layer's domain: commands a client sends and events it receives, free of
  * protobuf. `src/rpc` decodes requests into `SessionCommand` and encodes `SessionEvent`.
  */
-import type {
-  AgentEvent,
-  AgentMode,
-  ClientTool,
-  ContextBlock,
-  PermissionRule,
-  ToolOutcome,
-} from "../agent/index.ts";
+import type { AgentEvent, AgentMode, ClientTool, ContextBlock, PermissionRule, ToolOutcome } from "../agent/index.ts";
 import type { SessionErrorCode } from "../errors/index.ts";
 import type { JsonObject, ModelMessage, TokenUsage } from "../models/index.ts";
 import type { SessionStatus } from "./ports.ts";

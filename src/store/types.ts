@@ -152,11 +152,7 @@ export interface TranscriptStore {
     state?: string,
   ): Promise<number | undefined>;
   /** Turns in order (seq ascending) after `afterSeq`; undefined when the session is unknown. */
-  listTurns(
-    tenantId: string,
-    sessionId: string,
-    range?: { afterSeq?: number; limit?: number },
-  ): Promise<StoredTurn[] | undefined>;
+  listTurns(tenantId: string, sessionId: string, range?: { afterSeq?: number; limit?: number }): Promise<StoredTurn[] | undefined>;
 }
 
 export interface FeedbackStore {
@@ -170,11 +166,7 @@ export interface EventStore {
   /** Appends a batch atomically; false when the session is unknown; a repeated seq throws `conflict`. */
   appendEvents(tenantId: string, sessionId: string, events: readonly NewSessionEvent[]): Promise<boolean>;
   /** Events with seq > `afterSeq`, ascending, at most `limit` (default 1000); undefined when the session is unknown. */
-  readEvents(
-    tenantId: string,
-    sessionId: string,
-    range?: { afterSeq?: number; limit?: number },
-  ): Promise<SessionEvent[] | undefined>;
+  readEvents(tenantId: string, sessionId: string, range?: { afterSeq?: number; limit?: number }): Promise<SessionEvent[] | undefined>;
   /** How far retention deleted the session's log (0 when never); undefined when the session is unknown. */
   eventsPrunedThrough(tenantId: string, sessionId: string): Promise<number | undefined>;
   /** Highest stored seq (0 when none, also after pruning everything); undefined when the session is unknown. */

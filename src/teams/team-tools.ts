@@ -48,7 +48,8 @@ function spawnRequestOf(p: JsonObject): WorkerRequest {
 
 function waitArgsOf(p: JsonObject): { ids: string[] | undefined; timeoutMs: number | undefined } {
   const ids = p.worker_ids;
-  if (ids !== undefined && ids !== null && !(Array.isArray(ids) && ids.every((i) => typeof i === "string"))) invalid("`worker_ids` must be a list of worker ids");
+  if (ids !== undefined && ids !== null && !(Array.isArray(ids) && ids.every((i) => typeof i === "string")))
+    invalid("`worker_ids` must be a list of worker ids");
   const t = p.timeout_ms;
   if (t !== undefined && t !== null && !(typeof t === "number" && Number.isFinite(t) && t >= 0)) invalid("`timeout_ms` must be a non-negative number");
   return { ids: (ids as string[] | null | undefined) ?? undefined, timeoutMs: (t as number | null | undefined) ?? undefined };
@@ -69,7 +70,10 @@ export function teamTools(host: TeamToolHost): ServerTool[] {
           model: { type: "string", description: "provider/model; default: this session's model" },
           tools: {
             description: 'client tools the worker may use: "all" (default), "none", or a list of names',
-            anyOf: [{ type: "string", enum: ["all", "none"] }, { type: "array", items: { type: "string" } }],
+            anyOf: [
+              { type: "string", enum: ["all", "none"] },
+              { type: "array", items: { type: "string" } },
+            ],
           },
         },
         required: ["prompt"],

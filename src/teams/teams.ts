@@ -121,7 +121,12 @@ export class Teams {
     }
     // Refuse before anything is created.
     for (const r of requests) this.#model(r.model ?? input.model, environment, parent);
-    const run = await this.#startTask(tenantId, { prompt: input.prompt, ...(input.sessionId ? { sessionId: input.sessionId } : {}), ...(input.model ? { model: input.model } : {}) }, environment, parent);
+    const run = await this.#startTask(
+      tenantId,
+      { prompt: input.prompt, ...(input.sessionId ? { sessionId: input.sessionId } : {}), ...(input.model ? { model: input.model } : {}) },
+      environment,
+      parent,
+    );
     try {
       for (const r of requests) await this.#spawn(run, { ...r, model: r.model ?? input.model }, 1);
     } finally {

@@ -31,7 +31,8 @@ export function chooseTools(choice: WorkerToolChoice | undefined, available: Cli
   if (choice === "none") return [];
   const byName = new Map(available.map((t) => [t.name, t]));
   const unknown = choice.filter((n) => !byName.has(n));
-  if (unknown.length > 0) throw new RozError("invalid_argument", `unknown client tools ${unknown.map((n) => `"${n}"`).join(", ")}: the parent session has no such tools`);
+  if (unknown.length > 0)
+    throw new RozError("invalid_argument", `unknown client tools ${unknown.map((n) => `"${n}"`).join(", ")}: the parent session has no such tools`);
   return choice.map((n) => byName.get(n)!);
 }
 

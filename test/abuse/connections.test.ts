@@ -68,10 +68,14 @@ describe("connections per address", () => {
 
   it("beyond the cap a connection is closed at once; below it again, new clients are served", async () => {
     const held = await Promise.all(
-      Array.from({ length: 20 }, () => new Promise<net.Socket>((resolve) => {
-        const socket = net.connect(server.port, "127.0.0.1", () => resolve(socket));
-        socket.on("error", () => {});
-      })),
+      Array.from(
+        { length: 20 },
+        () =>
+          new Promise<net.Socket>((resolve) => {
+            const socket = net.connect(server.port, "127.0.0.1", () => resolve(socket));
+            socket.on("error", () => {});
+          }),
+      ),
     );
     // The 21st is closed long before the (one minute) handshake timeout.
     expect(await closedAfter(server.port, "", 10_000)).toBeLessThan(10_000);

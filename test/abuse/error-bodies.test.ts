@@ -65,7 +65,10 @@ describe("error bodies", () => {
   });
 
   it("over HTTP/2 too: 414 and 400 in the same shape", async () => {
-    for (const [path, status] of [[`/v1/sessions/${"b".repeat(300)}`, 414], ["/v1/environments/%ff", 400]] as const) {
+    for (const [path, status] of [
+      [`/v1/sessions/${"b".repeat(300)}`, 414],
+      ["/v1/environments/%ff", 400],
+    ] as const) {
       const reply = await curl(`${server.url}${path}`, "h2c");
       expect(reply.httpVersion).toBe("2");
       expect(reply.status).toBe(status);

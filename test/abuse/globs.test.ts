@@ -64,7 +64,15 @@ describe("globs on a server", () => {
 
   it("REST refuses the attack pattern with a 400 naming the field", async () => {
     const api = client(server);
-    const reply = await api.post("/v1/environments", { body: { name: "attack", permissions: [{ tool_pattern: "ok_*", policy: "allow" }, { tool_pattern: ATTACK, policy: "deny" }] } });
+    const reply = await api.post("/v1/environments", {
+      body: {
+        name: "attack",
+        permissions: [
+          { tool_pattern: "ok_*", policy: "allow" },
+          { tool_pattern: ATTACK, policy: "deny" },
+        ],
+      },
+    });
     expect(reply.status).toBe(400);
     expect(reply.json.error).toMatchObject({ code: "invalid_argument", details: { field: "body.permissions.1.tool_pattern" } });
     expect(reply.json.error.message).toContain("not supported");

@@ -37,14 +37,20 @@ describe("JSON depth", () => {
     const api = client(server);
     expect((await api.post("/v1/environments", { body: { name: "ok", tool_defaults: nested(63) } })).status).toBe(201);
     for (const depth of [65, 100_000]) {
-      const reply = await api.post("/v1/environments", { raw: `{"name":"deep${depth}","tool_defaults":${nestedText(depth)}}`, contentType: "application/json" });
+      const reply = await api.post("/v1/environments", {
+        raw: `{"name":"deep${depth}","tool_defaults":${nestedText(depth)}}`,
+        contentType: "application/json",
+      });
       expect(reply.status, reply.text.slice(0, 200)).toBe(400);
       expect(reply.json.error).toMatchObject({ code: "invalid_argument", details: { field: "body.tool_defaults" } });
     }
-    const patched = await api.patch("/v1/environments/00000000-0000-4000-8000-000000000000", { raw: `{"tool_defaults":${nestedText(1000)}}`, contentType: "application/json" });
+    const patched = await api.patch("/v1/environments/00000000-0000-4000-8000-000000000000", {
+      raw: `{"tool_defaults":${nestedText(1000)}}`,
+      contentType: "application/json",
+    });
     expect(patched.status).toBe(400);
     // Any route's body: the check runs before validation.
-    const keys = await api.post("/v1/auth/keys", { raw: `{"name":${'['.repeat(5000)}${']'.repeat(5000)}}`, contentType: "application/json" });
+    const keys = await api.post("/v1/auth/keys", { raw: `{"name":${"[".repeat(5000)}${"]".repeat(5000)}}`, contentType: "application/json" });
     expect(keys.status).toBe(400);
     expect(keys.json.error.details.field).toBe("body.name");
   });

@@ -28,8 +28,7 @@ describe("key scopes", () => {
 
         for (const path of ["rotate", "revoke", "delete"] as const) {
           const victim = await makeKey(server, tenant, [target], "victim");
-          const reply =
-            path === "delete" ? await api.delete(`/v1/auth/keys/${victim.id}`) : await api.post(`/v1/auth/keys/${victim.id}/${path}`);
+          const reply = path === "delete" ? await api.delete(`/v1/auth/keys/${victim.id}`) : await api.post(`/v1/auth/keys/${victim.id}/${path}`);
           expect(reply.status, `${path}: ${reply.text}`).toBe(allowed ? (path === "rotate" ? 201 : path === "revoke" ? 200 : 204) : 403);
           if (!allowed) {
             expect(reply.json.error).toMatchObject({ code: "permission_denied", message: expect.stringContaining(`"${target}"`) });

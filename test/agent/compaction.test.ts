@@ -15,7 +15,10 @@ const assistant = (t: string, thought?: string): ModelMessage => ({
 /** One turn with a tool call: user, assistant tool_use, tool result, assistant answer. */
 const toolTurn = (id: string, result: string, thought?: string): ModelMessage[] => [
   user(`question ${id}`),
-  { role: "assistant", parts: [...(thought === undefined ? [] : [{ type: "thinking" as const, thinking: thought }]), { type: "tool_use", id, name: "read", input: { id } }] },
+  {
+    role: "assistant",
+    parts: [...(thought === undefined ? [] : [{ type: "thinking" as const, thinking: thought }]), { type: "tool_use", id, name: "read", input: { id } }],
+  },
   { role: "user", parts: [{ type: "tool_result", toolUseId: id, name: "read", content: result, isError: false }] },
   assistant(`answer ${id}`),
 ];

@@ -60,7 +60,10 @@ describe("limits and errors", () => {
   });
 
   it("a ModelError becomes error{model_error, retryable} then turn_complete{error}", async () => {
-    const model = new TestModel([[text("half"), usage(7, 1), { fail: new ModelError("rate limited by provider", { retryable: true, status: 429 }) }], reply("recovered")]);
+    const model = new TestModel([
+      [text("half"), usage(7, 1), { fail: new ModelError("rate limited by provider", { retryable: true, status: 429 }) }],
+      reply("recovered"),
+    ]);
     const agent = makeAgent(model);
     const run = start(agent, turn("hi"));
     const done = await run.done;

@@ -58,7 +58,10 @@ describe("turn details", () => {
     expect(done.record.assistantThinkingBlocks).toEqual([{ text: "Let me think.", signature: "sig-1", toolUse: false }]);
     expect(agent.history()[1]).toEqual({
       role: "assistant",
-      parts: [{ type: "thinking", thinking: "Let me think.", signature: "sig-1" }, { type: "text", text: "Answer." }],
+      parts: [
+        { type: "thinking", thinking: "Let me think.", signature: "sig-1" },
+        { type: "text", text: "Answer." },
+      ],
     });
   });
 
@@ -88,7 +91,13 @@ describe("modes", () => {
   it("maps ai_mode names and aliases", async () => {
     const { toAgentMode } = await import("../../src/agent/index.ts");
     expect(["", "react", "REACT", "ooda", "ooda_react", "ooda_re_act", "chaos"].map(toAgentMode)).toEqual([
-      "react", "react", "react", "ooda_re_act", "ooda_re_act", "ooda_re_act", undefined,
+      "react",
+      "react",
+      "react",
+      "ooda_re_act",
+      "ooda_re_act",
+      "ooda_re_act",
+      undefined,
     ]);
   });
 });

@@ -107,6 +107,10 @@ describe("permissions", () => {
     expect(second.toolCallId).toBe("z");
     agent.submitToolResult("z", ok("F"));
     const done = await run.done;
-    expect(done.record.toolCalls.map((c) => [c.id, c.permission])).toEqual([["x", "denied"], ["y", "approved"], ["z", "allowed"]]);
+    expect(done.record.toolCalls.map((c) => [c.id, c.permission])).toEqual([
+      ["x", "denied"],
+      ["y", "approved"],
+      ["z", "allowed"],
+    ]);
   });
 });

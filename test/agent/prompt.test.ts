@@ -28,7 +28,12 @@ describe("system prompt and user message", () => {
     await start(
       agent,
       turn("what is this?", {
-        context: [{ label: "file.ts", text: "const x = 1;" }, { text: "plain" }, { label: "screenshot", mimeType: "image/png", data: png }, { label: "doc", mimeType: "application/pdf", data: png }],
+        context: [
+          { label: "file.ts", text: "const x = 1;" },
+          { text: "plain" },
+          { label: "screenshot", mimeType: "image/png", data: png },
+          { label: "doc", mimeType: "application/pdf", data: png },
+        ],
       }),
     ).done;
     expect(model.requests[0]!.messages[0]).toEqual({
@@ -48,7 +53,10 @@ describe("system prompt and user message", () => {
     const model = new TestModel([reply("ok")]);
     const agent = makeAgent(model, { supportsImages: false });
     await start(agent, turn("look", { context: [{ label: "cam", mimeType: "image/png", data: png }] })).done;
-    expect(model.requests[0]!.messages[0]!.parts).toEqual([{ type: "text", text: "look" }, { type: "text", text: "[cam] (image/png, 8 bytes)" }]);
+    expect(model.requests[0]!.messages[0]!.parts).toEqual([
+      { type: "text", text: "look" },
+      { type: "text", text: "[cam] (image/png, 8 bytes)" },
+    ]);
   });
 
   it("restores history as-is and continues it", async () => {

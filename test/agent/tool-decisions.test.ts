@@ -59,7 +59,10 @@ describe("tool decisions", () => {
     const sentUse = model.requests[1]!.messages.flatMap((m) => m.parts).find((p) => p.type === "tool_use");
     expect(sentUse).toMatchObject({ name: expect.stringMatching(/^github_create_issue_[0-9a-f]{8}$/) });
     expect(done.record.toolCalls[0]!.name).toBe("github.create_issue");
-    const kept = agent.history().flatMap((m) => m.parts).find((p) => p.type === "tool_use");
+    const kept = agent
+      .history()
+      .flatMap((m) => m.parts)
+      .find((p) => p.type === "tool_use");
     expect(kept).toMatchObject({ name: "github.create_issue" });
   });
 });

@@ -20,8 +20,16 @@ describe("tool round trip", () => {
     expect(done.stopReason).toBe("end_turn");
     expect(done.usage).toEqual({ inputTokens: 250, outputTokens: 30, cacheReadTokens: 70, cacheCreationTokens: 5 });
     expect(run.events.map((e) => e.type)).toEqual([
-      "activity", "text_delta", "model_call_completed", "activity", "tool_request",
-      "activity", "text_delta", "model_call_completed", "activity", "turn_complete",
+      "activity",
+      "text_delta",
+      "model_call_completed",
+      "activity",
+      "tool_request",
+      "activity",
+      "text_delta",
+      "model_call_completed",
+      "activity",
+      "turn_complete",
     ]);
     // Each model call is reported with its own usage, cache hits and finish reason.
     expect(run.of("model_call_completed").map((c) => [c.usage.inputTokens, c.usage.cacheReadTokens, c.stopReason])).toEqual([
@@ -29,16 +37,27 @@ describe("tool round trip", () => {
       [150, 40, "end_turn"],
     ]);
     expect(run.of("model_call_completed")[0]).toMatchObject({ model: "test/model", modelId: "model", provider: "test", latencyMs: expect.any(Number) });
-    expect(run.of("activity").map((a) => [a.state, a.detail])).toEqual([["thinking", ""], ["calling_tool", "read_file"], ["thinking", ""], ["idle", ""]]);
+    expect(run.of("activity").map((a) => [a.state, a.detail])).toEqual([
+      ["thinking", ""],
+      ["calling_tool", "read_file"],
+      ["thinking", ""],
+      ["idle", ""],
+    ]);
     expect(run.of("text_delta").every((d) => d.messageId === done.messageId)).toBe(true);
 
     // The model's second call saw the tool result after its own tool use.
     const second = model.requests[1]!;
     expect(second.messages.at(-2)).toEqual({
       role: "assistant",
-      parts: [{ type: "text", text: "Let me look. " }, { type: "tool_use", id: "c1", name: "read_file", input: { path: "a.txt" } }],
+      parts: [
+        { type: "text", text: "Let me look. " },
+        { type: "tool_use", id: "c1", name: "read_file", input: { path: "a.txt" } },
+      ],
     });
-    expect(second.messages.at(-1)).toEqual({ role: "user", parts: [{ type: "tool_result", toolUseId: "c1", name: "read_file", content: "hello", isError: false }] });
+    expect(second.messages.at(-1)).toEqual({
+      role: "user",
+      parts: [{ type: "tool_result", toolUseId: "c1", name: "read_file", content: "hello", isError: false }],
+    });
     expect(second.tools.map((t) => t.name)).toEqual(["read_file"]);
 
     const record = done.record;
@@ -73,7 +92,11 @@ describe("tool round trip", () => {
     expect(agent.submitToolResult("b", ok("B"))).toBe("accepted");
     await run.done;
     const results = model.requests[1]!.messages.at(-1)!.parts;
-    expect(results.map((p) => (p.type === "tool_result" ? [p.toolUseId, p.content] : p.type))).toEqual([["a", "A"], ["b", "B"], ["c", "C"]]);
+    expect(results.map((p) => (p.type === "tool_result" ? [p.toolUseId, p.content] : p.type))).toEqual([
+      ["a", "A"],
+      ["b", "B"],
+      ["c", "C"],
+    ]);
   });
 
   it("requests non-pure tools one at a time, beside the pure ones", async () => {
@@ -125,7 +148,11 @@ describe("tool round trip", () => {
     const run = start(agent, turn("go"));
     const done = await run.done;
     expect(run.of("tool_request")).toHaveLength(0);
-    expect(model.requests[1]!.messages.at(-1)!.parts[0]).toMatchObject({ toolUseId: "u1", isError: true, content: expect.stringContaining('unknown tool "nope"') });
+    expect(model.requests[1]!.messages.at(-1)!.parts[0]).toMatchObject({
+      toolUseId: "u1",
+      isError: true,
+      content: expect.stringContaining('unknown tool "nope"'),
+    });
     expect(done.record.toolCalls[0]).toMatchObject({ id: "u1", permission: "unknown_tool", parameters: { a: 1 } });
     expectValidHistory(agent.history());
   });
@@ -147,7 +174,10 @@ describe("tool round trip", () => {
 
   it("cuts long results head+tail for the model and keeps the full text in the record", async () => {
     const model = new TestModel([toolCalls(call("big", "dump")), reply("ok")]);
-    const agent = makeAgent(model, { tools: [tool("dump")], limits: { ...(await import("../../src/agent/index.ts")).defaultAgentLimits, toolResultMaxTokens: 200 } });
+    const agent = makeAgent(model, {
+      tools: [tool("dump")],
+      limits: { ...(await import("../../src/agent/index.ts")).defaultAgentLimits, toolResultMaxTokens: 200 },
+    });
     const run = start(agent, turn("dump"));
     await run.toolRequest();
     const lines = Array.from({ length: 2000 }, (_, i) => `line ${i} of the output`).join("\n");
@@ -184,7 +214,10 @@ describe("tool registration", () => {
     agent.registerTools(undefined, [tool("base", { description: "new base" }), tool("extra")]);
     await start(agent, turn("a")).done;
     expect(model.requests[0]!.tools.map((t) => [t.name, t.description])).toEqual([
-      ["base", "new base"], ["fs__write", "fs__write tool"], ["fs__list", "fs__list tool"], ["extra", "extra tool"],
+      ["base", "new base"],
+      ["fs__write", "fs__write tool"],
+      ["fs__list", "fs__list tool"],
+      ["extra", "extra tool"],
     ]);
     agent.registerTools("fs", []);
     await start(agent, turn("b")).done;

@@ -12,7 +12,15 @@ import { request } from "../rest/support.ts";
 import { startServer, type TestServer } from "../support/server.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
-const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
+const ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
 
 /** The fixture page and its bundle, served by a tiny HTTP server of its own (its own origin). */
 async function serveFixture(): Promise<{ server: Server; origin: string }> {
@@ -57,33 +65,37 @@ maybe("a browser on another origin holds a session over AttachSession + SendToSe
     fixture?.server.close();
   });
 
-  it.each(["connect", "grpc-web"])("%s: a tool call, a reload in the middle with re-attach from the last seq, an approval", async (protocol) => {
-    const context = await browser.newContext();
-    try {
-      const page = await context.newPage();
-      const errors: string[] = [];
-      page.on("pageerror", (err) => errors.push(String(err)));
-      await page.goto(`${fixture.origin}/?server=${encodeURIComponent(roz.url)}&protocol=${protocol}`);
-      await page.waitForFunction(() => window.rozState?.phase === "reload me" || window.rozState?.phase === "failed", undefined, { timeout: 30_000 });
-      expect(await page.evaluate(() => window.rozState.error)).toBeUndefined();
-      await page.reload();
-      await page.waitForFunction(() => window.rozState?.phase === "done" || window.rozState?.phase === "failed", undefined, { timeout: 30_000 });
-      const state = await page.evaluate(() => ({ state: window.rozState, result: window.rozResult }));
-      expect(state.state.error, JSON.stringify(state)).toBeUndefined();
-      expect(errors).toEqual([]);
-      const result = state.result!;
-      expect(result).toMatchObject({ text: "Read hi, deleted a.txt.", stopReason: "end_turn", resentToolCall: true });
-      // Across the reload: every seq once, in order, none missing.
-      expect(result.seqs).toEqual(Array.from({ length: result.seqs.length }, (_, i) => i + 1));
+  it.each(["connect", "grpc-web"])(
+    "%s: a tool call, a reload in the middle with re-attach from the last seq, an approval",
+    async (protocol) => {
+      const context = await browser.newContext();
+      try {
+        const page = await context.newPage();
+        const errors: string[] = [];
+        page.on("pageerror", (err) => errors.push(String(err)));
+        await page.goto(`${fixture.origin}/?server=${encodeURIComponent(roz.url)}&protocol=${protocol}`);
+        await page.waitForFunction(() => window.rozState?.phase === "reload me" || window.rozState?.phase === "failed", undefined, { timeout: 30_000 });
+        expect(await page.evaluate(() => window.rozState.error)).toBeUndefined();
+        await page.reload();
+        await page.waitForFunction(() => window.rozState?.phase === "done" || window.rozState?.phase === "failed", undefined, { timeout: 30_000 });
+        const state = await page.evaluate(() => ({ state: window.rozState, result: window.rozResult }));
+        expect(state.state.error, JSON.stringify(state)).toBeUndefined();
+        expect(errors).toEqual([]);
+        const result = state.result!;
+        expect(result).toMatchObject({ text: "Read hi, deleted a.txt.", stopReason: "end_turn", resentToolCall: true });
+        // Across the reload: every seq once, in order, none missing.
+        expect(result.seqs).toEqual(Array.from({ length: result.seqs.length }, (_, i) => i + 1));
 
-      const sessionId = await page.evaluate(() => sessionStorage.getItem("sessionId"));
-      const turns = (await request(roz.url, "GET", `/v1/sessions/${sessionId}/messages?format=turns`)).json.turns;
-      expect(turns[0].tool_calls.map((c: { name: string; permission: string; result: string }) => [c.name, c.permission, c.result])).toEqual([
-        ["read_file", "allowed", "hi"],
-        ["delete_file", "approved", "deleted"],
-      ]);
-    } finally {
-      await context.close();
-    }
-  }, 90_000);
+        const sessionId = await page.evaluate(() => sessionStorage.getItem("sessionId"));
+        const turns = (await request(roz.url, "GET", `/v1/sessions/${sessionId}/messages?format=turns`)).json.turns;
+        expect(turns[0].tool_calls.map((c: { name: string; permission: string; result: string }) => [c.name, c.permission, c.result])).toEqual([
+          ["read_file", "allowed", "hi"],
+          ["delete_file", "approved", "deleted"],
+        ]);
+      } finally {
+        await context.close();
+      }
+    },
+    90_000,
+  );
 });

@@ -42,8 +42,8 @@ describe("docker-compose.yml cluster", () => {
   });
 
   it.runIf(process.env.CI === "true" || existsSync("/usr/sbin/haproxy"))("HAProxy accepts deploy/haproxy.cfg", async () => {
-      // -c parses and checks; the compose host names do not resolve here, which is only a warning.
-      const { stdout, stderr } = await promisify(execFile)("haproxy", ["-c", "-f", join(repoRoot, "deploy", "haproxy.cfg")]);
-      expect(`${stdout}${stderr}`).toContain("Configuration file is valid");
+    // -c parses and checks; the compose host names do not resolve here, which is only a warning.
+    const { stdout, stderr } = await promisify(execFile)("haproxy", ["-c", "-f", join(repoRoot, "deploy", "haproxy.cfg")]);
+    expect(`${stdout}${stderr}`).toContain("Configuration file is valid");
   });
 });

@@ -60,7 +60,12 @@ describe.each<{ api: "chat" | "responses" }>([{ api: "chat" }, { api: "responses
       expect(await calledInHistory(0)).toEqual([safe[0]]);
 
       fx.fake.plan(
-        { toolCalls: [{ id: "call_issue", name: safe[0]!, arguments: { title: "b" } }, { id: "call_long", name: safe[1]!, arguments: {} }] },
+        {
+          toolCalls: [
+            { id: "call_issue", name: safe[0]!, arguments: { title: "b" } },
+            { id: "call_long", name: safe[1]!, arguments: {} },
+          ],
+        },
         { text: "Both done." },
       );
       client.send(rq.user("again, and the long one"));
@@ -119,7 +124,11 @@ describe("history, duplicates and schemas (chat API)", () => {
       expect(textOf(turn)).toBe("Hello again.");
       const body = (await fx.request(0)).body;
       expect(systemOf(body)).toContain("You are Rex, a careful robot.");
-      expect(messagesOf(body).filter((m) => m.role !== "system").map((m) => [m.role, m.content])).toEqual([
+      expect(
+        messagesOf(body)
+          .filter((m) => m.role !== "system")
+          .map((m) => [m.role, m.content]),
+      ).toEqual([
         ["user", "hello"],
         ["assistant", "hi there"],
         ["user", "next"],
@@ -139,10 +148,17 @@ describe("history, duplicates and schemas (chat API)", () => {
       const body = fx.requests().at(-1)!.body;
       return clientToolsOf(body).map((t) => [t.function.name, t.function.description]);
     };
-    expect(await toolsOfNextTurn()).toEqual([["other", "o"], ["dup", "second"]]);
+    expect(await toolsOfNextTurn()).toEqual([
+      ["other", "o"],
+      ["dup", "second"],
+    ]);
     expect(await toolsOfNextTurn({ tools: [described("t", "early"), described("t", "late")] })).toEqual([["t", "late"]]);
     client.send(rq.register([described("reg", "one"), described("reg", "two")]));
-    expect(await toolsOfNextTurn()).toEqual([["other", "o"], ["dup", "second"], ["reg", "two"]]);
+    expect(await toolsOfNextTurn()).toEqual([
+      ["other", "o"],
+      ["dup", "second"],
+      ["reg", "two"],
+    ]);
   });
 
   it("an unknown ai_mode gets the react instructions, an alias of ooda_re_act the OODA ones (connect)", async () => {
@@ -187,7 +203,12 @@ describe("ai_mode (a spawned server, scripted model)", () => {
       client.end();
       expect((await client.status).code).toBe(GRPC.OK);
       await expect
-        .poll(() => server.logLines().filter((l) => l["msg"] === "unknown ai_mode: running the turn as react").map((l) => l["aiMode"]))
+        .poll(() =>
+          server
+            .logLines()
+            .filter((l) => l["msg"] === "unknown ai_mode: running the turn as react")
+            .map((l) => l["aiMode"]),
+        )
         .toEqual(["auto", "plan"]);
     } finally {
       factory.close();

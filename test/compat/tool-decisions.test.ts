@@ -33,7 +33,12 @@ describe("rules from ROZ_PERMISSION_RULES, a long approval timeout", () => {
   it("an uncategorised tool counts as physical: asked with ApprovalRequest, the PURE one is not (grpc-js)", async () => {
     const { client } = await fx.start("grpc-js", { tools: [tool("move_arm"), tool("look", { pure: true })] });
     fx.fake.plan(
-      { toolCalls: [{ id: "call_look", name: "look", arguments: {} }, { id: "call_move", name: "move_arm", arguments: { x: 1.5, joint: "elbow" } }] },
+      {
+        toolCalls: [
+          { id: "call_look", name: "look", arguments: {} },
+          { id: "call_move", name: "move_arm", arguments: { x: 1.5, joint: "elbow" } },
+        ],
+      },
       { text: "Moved." },
     );
     client.send(rq.user("move the arm"));
@@ -55,13 +60,25 @@ describe("rules from ROZ_PERMISSION_RULES, a long approval timeout", () => {
     const turn = await readTurn(client);
     expect(valuesOf(client.responses.seen, "toolDenied")).toEqual([]);
     // Only the uncategorised tool was asked about, not the PURE one.
-    expect(valuesOf(client.responses.seen, "activityUpdate").filter((a) => a.state === "waiting_approval").map((a) => a.detail)).toEqual(["call_move"]);
+    expect(
+      valuesOf(client.responses.seen, "activityUpdate")
+        .filter((a) => a.state === "waiting_approval")
+        .map((a) => a.detail),
+    ).toEqual(["call_move"]);
     expect(turnCompleteOf(turn).stopReason).toBe("end_turn");
   });
 
   it("an explicitly physical tool is asked too; a rule without a reason gives a default reason (connect)", async () => {
     const { client } = await fx.start("connect", { tools: [physical("grip"), tool("ask_plain", { pure: true })] });
-    fx.fake.plan({ toolCalls: [{ id: "call_grip", name: "grip", arguments: {} }, { id: "call_plain", name: "ask_plain", arguments: {} }] }, { text: "ok" });
+    fx.fake.plan(
+      {
+        toolCalls: [
+          { id: "call_grip", name: "grip", arguments: {} },
+          { id: "call_plain", name: "ask_plain", arguments: {} },
+        ],
+      },
+      { text: "ok" },
+    );
     client.send(rq.user("grip"));
     const asked = [await nextApprovalQuestion(client), await nextApprovalQuestion(client)];
     expect(asked.map((a) => [a.detail, a.approval?.toolName, a.approval?.reason])).toEqual([
@@ -161,7 +178,10 @@ describe("an environment's rule (REST), no server rules", () => {
     fx.fake.plan({ toolCalls: [{ id: "call_env", name: "move_arm", arguments: { x: 2 } }] }, { text: "done" });
     client.send(rq.user("move"));
     const asked = await nextApprovalQuestion(client);
-    expect(asked).toMatchObject({ detail: "call_env", approval: { toolCallId: "call_env", toolName: "move_arm", parameters: { x: 2 }, reason: "the lab asks first" } });
+    expect(asked).toMatchObject({
+      detail: "call_env",
+      approval: { toolCallId: "call_env", toolName: "move_arm", parameters: { x: 2 }, reason: "the lab asks first" },
+    });
     expect(valuesOf(await barrier(client), "toolRequest")).toEqual([]);
     client.send(rq.decision("call_env", true));
     expect((await nextOf(client, "toolRequest")).toolCallId).toBe("call_env");

@@ -29,7 +29,11 @@ async function watchTeam(transport: Transport, taskId: string, headers: Record<s
   }
 }
 
-const headerList = (value: string | null): string[] => (value ?? "").split(",").map((s) => s.trim().toLowerCase()).filter((s) => s !== "");
+const headerList = (value: string | null): string[] =>
+  (value ?? "")
+    .split(",")
+    .map((s) => s.trim().toLowerCase())
+    .filter((s) => s !== "");
 
 describe.each(["1.1", "2"] as const)("WatchTeam over gRPC-Web (HTTP/%s)", (httpVersion) => {
   const transport = (): Transport => createGrpcWebTransport({ httpVersion, baseUrl: server.url });

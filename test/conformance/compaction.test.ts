@@ -29,7 +29,10 @@ it.each<ClientKind>(["grpc-js", "connect"])(
       seen.push(...responses, ...(await barrier(client)));
     }
     const events = valuesOf(seen, "contextCompacted");
-    const trace = seen.filter((r) => r.response.case === "contextCompacted").map((r) => show(r).slice(0, 300)).join("\n");
+    const trace = seen
+      .filter((r) => r.response.case === "contextCompacted")
+      .map((r) => show(r).slice(0, 300))
+      .join("\n");
     expect(events.length, trace).toBeGreaterThan(0);
     for (const e of events) {
       expect(["tool_results", "thinking", "summary"], trace).toContain(e.level);

@@ -62,13 +62,16 @@ describe("§8 retryable flags of errors the server causes", () => {
     afterEach(() => world.reset());
     afterAll(() => world?.close());
 
-    it.each<ClientKind>(["grpc-js", "connect"])("feedback that cannot be stored → SessionError{internal, retryable:true}; the session goes on (%s)", async (kind) => {
-      const { client, started } = await world.start(kind);
-      client.send({ request: { case: "feedback", value: { sessionId: started.sessionId, messageId: "m1", rating: "up" } } });
-      expect(await nextOf(client, "error")).toMatchObject({ code: "internal", retryable: true });
-      client.send(rq.user("hi"));
-      expect(turnCompleteOf(await readTurn(client)).stopReason).toBe("end_turn");
-    });
+    it.each<ClientKind>(["grpc-js", "connect"])(
+      "feedback that cannot be stored → SessionError{internal, retryable:true}; the session goes on (%s)",
+      async (kind) => {
+        const { client, started } = await world.start(kind);
+        client.send({ request: { case: "feedback", value: { sessionId: started.sessionId, messageId: "m1", rating: "up" } } });
+        expect(await nextOf(client, "error")).toMatchObject({ code: "internal", retryable: true });
+        client.send(rq.user("hi"));
+        expect(turnCompleteOf(await readTurn(client)).stopReason).toBe("end_turn");
+      },
+    );
   });
 
   describe("a message over the size limit", () => {
@@ -98,8 +101,20 @@ describe("§1 credentials on StreamSession", () => {
   afterAll(() => world?.close());
 
   it.each<{ name: string; error: () => Error; code: string; retryable: boolean; status: number }>([
-    { name: "wrong credentials", error: () => new RozError("unauthenticated", "unknown key"), code: "unauthenticated", retryable: false, status: GRPC.UNAUTHENTICATED },
-    { name: "a key without the scope", error: () => new RozError("permission_denied"), code: "permission_denied", retryable: false, status: GRPC.PERMISSION_DENIED },
+    {
+      name: "wrong credentials",
+      error: () => new RozError("unauthenticated", "unknown key"),
+      code: "unauthenticated",
+      retryable: false,
+      status: GRPC.UNAUTHENTICATED,
+    },
+    {
+      name: "a key without the scope",
+      error: () => new RozError("permission_denied"),
+      code: "permission_denied",
+      retryable: false,
+      status: GRPC.PERMISSION_DENIED,
+    },
     { name: "a failure of the server itself", error: () => new Error("the store is down"), code: "internal", retryable: true, status: GRPC.INTERNAL },
   ])("$name → SessionError{$code, retryable:$retryable} first, then the status", async ({ error, code, retryable, status }) => {
     failure = error;

@@ -22,8 +22,7 @@ export const GRPC = {
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A user message that makes the scripted model play `responses` (src/models/scripted/README.md). */
-export const script = (responses: unknown[][], extra: Record<string, unknown> = {}): string =>
-  `script: ${JSON.stringify({ responses, ...extra })}`;
+export const script = (responses: unknown[][], extra: Record<string, unknown> = {}): string => `script: ${JSON.stringify({ responses, ...extra })}`;
 
 export interface World {
   readonly server: TestServer;

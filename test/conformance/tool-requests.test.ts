@@ -43,4 +43,3 @@ it.each<ClientKind>(["grpc-js", "connect"])("tool_call_id is unique within the s
   expect(ids.every((id) => id !== "")).toBe(true);
   expect(new Set(ids).size).toBe(ids.length);
 });
-

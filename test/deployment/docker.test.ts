@@ -15,7 +15,11 @@ const read = (file: string): string => readFileSync(join(repoRoot, file), "utf8"
 
 /** The instructions of a Dockerfile: `FROM`, `ENV` (merged) and the exec-form commands. */
 function parseDockerfile(text: string) {
-  const lines = text.replace(/\\\n/g, " ").split("\n").map((l) => l.trim()).filter((l) => l !== "" && !l.startsWith("#"));
+  const lines = text
+    .replace(/\\\n/g, " ")
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l !== "" && !l.startsWith("#"));
   const instruction = (name: string): string[] => lines.filter((l) => l.toUpperCase().startsWith(`${name} `)).map((l) => l.slice(name.length + 1).trim());
   const env = Object.fromEntries(instruction("ENV").flatMap((l) => [...l.matchAll(/(\w+)=(\S+)/g)].map((m) => [m[1], m[2]])));
   const execForm = (value: string | undefined): string[] => JSON.parse(value ?? "null") as string[];

@@ -16,7 +16,15 @@ const item = (seq: number, event: SessionEvent, turnIndex?: number): SequencedEv
   ...(turnIndex !== undefined ? { turnIndex } : {}),
 });
 const usage = { inputTokens: 10, outputTokens: 5, cacheReadTokens: 3, cacheCreationTokens: 1 };
-const modelCall: SessionEvent = { type: "model_call_completed", model: "openai/gpt-x", modelId: "gpt-x", provider: "openai", usage, latencyMs: 42, stopReason: "end_turn" };
+const modelCall: SessionEvent = {
+  type: "model_call_completed",
+  model: "openai/gpt-x",
+  modelId: "gpt-x",
+  provider: "openai",
+  usage,
+  latencyMs: 42,
+  stopReason: "end_turn",
+};
 const thinking: SessionEvent = { type: "activity", state: "thinking", detail: "" };
 
 const envelopeOf = (r: SessionResponse): SessionEventEnvelope => {

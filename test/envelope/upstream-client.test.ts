@@ -6,14 +6,7 @@ import * as grpc from "@grpc/grpc-js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createGrpcJsClient, req, type RozGrpcJsClient, type SessionCall, type WireResponse } from "../support/grpc-js-client.ts";
 import { startServer, type TestServer } from "../support/server.ts";
-import {
-  createUpstreamClient,
-  fromStruct,
-  up,
-  type UpstreamCall,
-  type UpstreamClient,
-  type UpstreamEnvelope,
-} from "../support/upstream-client.ts";
+import { createUpstreamClient, fromStruct, up, type UpstreamCall, type UpstreamClient, type UpstreamEnvelope } from "../support/upstream-client.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const script = (responses: unknown[][]): string => `script: ${JSON.stringify({ responses })}`;
@@ -212,7 +205,9 @@ describe("envelope format, upstream client", () => {
       if (r.response === "pong") break;
       if (r.response === "session_event") seen.push(r.session_event!);
     }
-    const compactions = ofType(seen, "context_compacted").map((e) => payload<{ level: string; messages_affected: number; tokens_before: number; tokens_after: number }>(e));
+    const compactions = ofType(seen, "context_compacted").map((e) =>
+      payload<{ level: string; messages_affected: number; tokens_before: number; tokens_after: number }>(e),
+    );
     expect(compactions.length).toBeGreaterThan(0);
     for (const c of compactions) {
       expect(["tool_clear", "thinking_strip", "llm_summary"]).toContain(c.level);

@@ -54,7 +54,10 @@ it("without a key or base URL there is no provider anthropic", () => {
 });
 
 it("the providers file takes api: anthropic with thinking_budget, and sends the budget", async () => {
-  const path = file("p.yaml", `providers:\n  - name: claude\n    api: anthropic\n    base_url: ${fake.url}\n    thinking_budget: 2048\n    aliases: { smart: fake-model }\n`);
+  const path = file(
+    "p.yaml",
+    `providers:\n  - name: claude\n    api: anthropic\n    base_url: ${fake.url}\n    thinking_budget: 2048\n    aliases: { smart: fake-model }\n`,
+  );
   const catalog = createModelCatalog({ providersFile: path });
   const model = catalog.resolve("claude/smart")!;
   fake.plan({ reasoning: "hmm", text: "ok" });
@@ -65,7 +68,10 @@ it("the providers file takes api: anthropic with thinking_budget, and sends the 
 
 it.each([
   ["providers: [{ name: c, api: anthropic }]", /\(c\)\.api_key_env: is required for Anthropic's endpoint/],
-  ["providers: [{ name: c, api: anthropic, api_key_env: K, thinking_budget: 10 }]", /\(c\)\.thinking_budget: must be 0 \(off\) or a whole number of tokens, at least 1024/],
+  [
+    "providers: [{ name: c, api: anthropic, api_key_env: K, thinking_budget: 10 }]",
+    /\(c\)\.thinking_budget: must be 0 \(off\) or a whole number of tokens, at least 1024/,
+  ],
   ["providers: [{ name: c, api: chat, base_url: 'http://x', thinking_budget: 2048 }]", /\(c\)\.thinking_budget: only an anthropic provider/],
 ])("rejects %s", (content, message) => {
   const path = file(`bad-${Math.random().toString(36).slice(2)}.yaml`, content);

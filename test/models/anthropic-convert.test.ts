@@ -10,7 +10,13 @@ const options = { supportsImages: true, defaultMaxTokens: 8192 };
 it("thinking signed by another provider, or unsigned, is not sent; a thinking-only message is dropped", () => {
   const messages: ModelMessage[] = [
     user("a"),
-    { role: "assistant", parts: [{ type: "thinking", thinking: "theirs", signature: "openai-responses/1:rs_1:ENC" }, { type: "text", text: "A" }] },
+    {
+      role: "assistant",
+      parts: [
+        { type: "thinking", thinking: "theirs", signature: "openai-responses/1:rs_1:ENC" },
+        { type: "text", text: "A" },
+      ],
+    },
     user("b"),
     { role: "assistant", parts: [{ type: "thinking", thinking: "only thinking", signature: "sig" }] },
     user("c"),

@@ -69,7 +69,13 @@ it("thinking streams as deltas and carries the block's signature; the next call 
   // thinking block is missing, unsigned or altered.
   const history: ModelMessage[] = [
     user("hello"),
-    { role: "assistant", parts: [{ type: "thinking", thinking, signature: signatureOf(events)! }, { type: "tool_use", id: "toolu_t", name: "look", input: {} }] },
+    {
+      role: "assistant",
+      parts: [
+        { type: "thinking", thinking, signature: signatureOf(events)! },
+        { type: "tool_use", id: "toolu_t", name: "look", input: {} },
+      ],
+    },
     { role: "user", parts: [{ type: "tool_result", toolUseId: "toolu_t", name: "look", content: "nothing", isError: false }] },
   ];
   fake.plan({ text: "done" });
@@ -92,7 +98,17 @@ it("redacted_thinking is kept with the thinking and sent back as it came", async
   const signature = signatureOf(events)!;
   expect(signature.startsWith("anthropic-blocks/1:")).toBe(true);
   fake.plan({ text: "again" });
-  const history: ModelMessage[] = [user("hello"), { role: "assistant", parts: [{ type: "thinking", thinking: "visible part", signature }, { type: "text", text: "ok" }] }, user("more")];
+  const history: ModelMessage[] = [
+    user("hello"),
+    {
+      role: "assistant",
+      parts: [
+        { type: "thinking", thinking: "visible part", signature },
+        { type: "text", text: "ok" },
+      ],
+    },
+    user("more"),
+  ];
   await collect(model({ thinkingBudget: 1024 }), request({ messages: history }));
   expect(fake.requests.at(-1)!.body.messages[1].content).toEqual([
     { type: "thinking", thinking: "visible part", signature: fakeSignature("visible part") },
@@ -103,7 +119,13 @@ it("redacted_thinking is kept with the thinking and sent back as it came", async
 
 it("cache_control on the last tool, the system and the last two user turns (four at most); cache usage mapped", async () => {
   fake.plan({ text: "cached", usage: { input: 1000, output: 5, cached: 600, cacheCreation: 300 } });
-  const messages: ModelMessage[] = [user("one"), { role: "assistant", parts: [{ type: "text", text: "1" }] }, user("two"), { role: "assistant", parts: [{ type: "text", text: "2" }] }, user("three")];
+  const messages: ModelMessage[] = [
+    user("one"),
+    { role: "assistant", parts: [{ type: "text", text: "1" }] },
+    user("two"),
+    { role: "assistant", parts: [{ type: "text", text: "2" }] },
+    user("three"),
+  ];
   const tools = ["a", "b"].map((name) => ({ name, description: name, parameters: { type: "object" } }));
   const events = await collect(model(), request({ messages, tools, system: ["first", "second"] }));
   expect(events.find((e) => e.type === "usage")).toEqual({
@@ -115,7 +137,13 @@ it("cache_control on the last tool, the system and the last two user turns (four
   expect(marked).toHaveLength(4);
   expect(body.tools.map((t: { cache_control?: unknown }) => t.cache_control !== undefined)).toEqual([false, true]);
   expect(body.system.map((b: { cache_control?: unknown }) => b.cache_control !== undefined)).toEqual([false, true]);
-  expect(body.messages.map((m: { content: { cache_control?: unknown }[] }) => m.content.at(-1)!.cache_control !== undefined)).toEqual([false, false, true, false, true]);
+  expect(body.messages.map((m: { content: { cache_control?: unknown }[] }) => m.content.at(-1)!.cache_control !== undefined)).toEqual([
+    false,
+    false,
+    true,
+    false,
+    true,
+  ]);
 });
 
 it("images go as base64 image blocks; tool errors as is_error results", async () => {
@@ -124,7 +152,13 @@ it("images go as base64 image blocks; tool errors as is_error results", async ()
   const messages: ModelMessage[] = [
     user("run it"),
     { role: "assistant", parts: [{ type: "tool_use", id: "toolu_1", name: "run", input: {} }] },
-    { role: "user", parts: [{ type: "tool_result", toolUseId: "toolu_1", name: "run", content: "boom", isError: true }, { type: "image", mediaType: "image/png", data: png }] },
+    {
+      role: "user",
+      parts: [
+        { type: "tool_result", toolUseId: "toolu_1", name: "run", content: "boom", isError: true },
+        { type: "image", mediaType: "image/png", data: png },
+      ],
+    },
   ];
   await collect(model(), request({ messages }));
   expect(fake.requests.at(-1)!.body.messages[2].content).toEqual([
@@ -149,7 +183,9 @@ it("pause_turn: the paused content is sent back as the assistant's and the call 
   const events = await collect(model(), request());
   expect(textOf(events)).toBe("Searching done.");
   expect(events.filter((e) => e.type === "finish")).toEqual([{ type: "finish", reason: "end_turn" }]);
-  expect(events.filter((e) => e.type === "usage")).toEqual([{ type: "usage", usage: { inputTokens: 22, outputTokens: 5, cacheReadTokens: 0, cacheCreationTokens: 0 } }]);
+  expect(events.filter((e) => e.type === "usage")).toEqual([
+    { type: "usage", usage: { inputTokens: 22, outputTokens: 5, cacheReadTokens: 0, cacheCreationTokens: 0 } },
+  ]);
   expect(fake.requests.length).toBe(before + 2);
   expect(fake.requests.at(-1)!.body.messages.at(-1)).toEqual({ role: "assistant", content: [{ type: "text", text: "Searching" }] });
 });
@@ -177,7 +213,19 @@ it("an error event mid-stream fails the call (overloaded: retryable) and is not 
   const before = fake.requests.length;
   fake.plan({
     frames: [
-      { type: "message_start", message: { id: "msg_e", type: "message", role: "assistant", model: "fake-model", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 3, output_tokens: 1 } } },
+      {
+        type: "message_start",
+        message: {
+          id: "msg_e",
+          type: "message",
+          role: "assistant",
+          model: "fake-model",
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: { input_tokens: 3, output_tokens: 1 },
+        },
+      },
       { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
       { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "partial" } },
       { type: "error", error: { type: "overloaded_error", message: "Overloaded" } },
@@ -200,7 +248,9 @@ it("a stream cut before message_stop is a retryable failure (retried when nothin
 it("abort really aborts: the fake sees the request closed, the stream throws the abort reason", async () => {
   fake.plan({ text: "slow ".repeat(50), frameDelayMs: 50 });
   const controller = new AbortController();
-  const iterator = model().stream(request({ signal: controller.signal }))[Symbol.asyncIterator]();
+  const iterator = model()
+    .stream(request({ signal: controller.signal }))
+    [Symbol.asyncIterator]();
   expect((await iterator.next()).value).toMatchObject({ type: "text_delta" });
   const recorded = fake.requests.at(-1)!;
   controller.abort();

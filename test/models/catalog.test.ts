@@ -192,7 +192,11 @@ describe("providers file", () => {
     ["window.yaml", "providers: [{ name: x, base_url: 'http://h', context_window: -5 }]", /\(x\)\.context_window: must be a positive integer/],
     ["nokey.yaml", "providers: [{ name: x, models: [gpt-4.1] }]", /\(x\)\.api_key_env: is required for OpenAI's endpoint/],
     ["dup.yaml", "providers: [{ name: x, base_url: 'http://h' }, { name: x, base_url: 'http://h' }]", /providers\[1\]\.name: provider "x" is defined twice/],
-    ["script.yaml", "providers: [{ name: scripted, scripts: { s: { responses: [[{ finish: nope }]] } } }]", /\(scripted\)\.scripts\.s\.responses\[0\]\[0\]\.finish: must be one of/],
+    [
+      "script.yaml",
+      "providers: [{ name: scripted, scripts: { s: { responses: [[{ finish: nope }]] } } }]",
+      /\(scripted\)\.scripts\.s\.responses\[0\]\[0\]\.finish: must be one of/,
+    ],
     ["scripted-url.yaml", "providers: [{ name: scripted, base_url: 'http://h' }]", /\(scripted\)\.base_url: does not apply to a scripted provider/],
   ])("rejects %s with an error naming the file and field", (name, content, pattern) => {
     const path = content === null ? join(dir, name) : file(name, content);
@@ -209,7 +213,10 @@ describe("default model", () => {
   });
 
   it("takes the first configured provider's default, else scripted/default", () => {
-    const path = file("order.yaml", "providers:\n  - { name: nodefault, base_url: 'http://127.0.0.1:1/v1' }\n  - { name: second, base_url: 'http://127.0.0.1:2/v1', default_model: m2 }\n");
+    const path = file(
+      "order.yaml",
+      "providers:\n  - { name: nodefault, base_url: 'http://127.0.0.1:1/v1' }\n  - { name: second, base_url: 'http://127.0.0.1:2/v1', default_model: m2 }\n",
+    );
     expect(createModelCatalog({ providersFile: path }).defaultModel).toBe("second/m2");
     expect(createModelCatalog({ providersFile: path, openaiApiKey: "k" }).defaultModel).toBe("openai/gpt-4.1-mini");
   });

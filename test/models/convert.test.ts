@@ -11,7 +11,13 @@ const pngURL = `data:image/png;base64,${Buffer.from(png).toString("base64")}`;
 
 /** A transcript with every part kind, in the order an agent produces them. */
 const transcript: ModelMessage[] = [
-  { role: "user", parts: [{ type: "text", text: "What is in this picture?" }, { type: "image", mediaType: "image/png", data: png }] },
+  {
+    role: "user",
+    parts: [
+      { type: "text", text: "What is in this picture?" },
+      { type: "image", mediaType: "image/png", data: png },
+    ],
+  },
   {
     role: "assistant",
     parts: [
@@ -28,11 +34,19 @@ const transcript: ModelMessage[] = [
       { type: "tool_result", toolUseId: "call_1", name: "read_file", content: "no such file", isError: true },
     ],
   },
-  { role: "assistant", parts: [{ type: "thinking", thinking: "unsigned thoughts" }, { type: "text", text: "A is missing; B says hi." }] },
+  {
+    role: "assistant",
+    parts: [
+      { type: "thinking", thinking: "unsigned thoughts" },
+      { type: "text", text: "A is missing; B says hi." },
+    ],
+  },
   { role: "user", parts: [{ type: "text", text: "Thanks." }] },
 ];
 
-const tools = [{ name: "read_file", description: "Reads a file", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } }];
+const tools = [
+  { name: "read_file", description: "Reads a file", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } },
+];
 
 describe("chat conversion", () => {
   const body = toChatRequest(request({ system: ["Be brief.", "", "Use tools."], messages: transcript, tools, maxOutputTokens: 321 }), {
@@ -141,7 +155,13 @@ describe("tool pairing repair", () => {
   it("adds an error result for a call that got none, and turns stray results into text", () => {
     const repaired = pairToolResults([
       { role: "user", parts: [{ type: "text", text: "go" }] },
-      { role: "assistant", parts: [{ type: "tool_use", id: "c1", name: "a", input: {} }, { type: "tool_use", id: "c2", name: "b", input: {} }] },
+      {
+        role: "assistant",
+        parts: [
+          { type: "tool_use", id: "c1", name: "a", input: {} },
+          { type: "tool_use", id: "c2", name: "b", input: {} },
+        ],
+      },
       {
         role: "user",
         parts: [
@@ -177,7 +197,13 @@ describe("converted requests pass the fake server's API checks", () => {
   afterAll(() => fake.close());
 
   const broken: ModelMessage[] = [
-    { role: "user", parts: [{ type: "tool_result", toolUseId: "ghost", name: "g", content: "orphan", isError: false }, { type: "text", text: "hi" }] },
+    {
+      role: "user",
+      parts: [
+        { type: "tool_result", toolUseId: "ghost", name: "g", content: "orphan", isError: false },
+        { type: "text", text: "hi" },
+      ],
+    },
     { role: "assistant", parts: [{ type: "tool_use", id: "c1", name: "read_file", input: { path: "x" } }] },
     { role: "user", parts: [{ type: "text", text: "never mind" }] },
   ];
@@ -201,7 +227,10 @@ describe("converted requests pass the fake server's API checks", () => {
       body: JSON.stringify({
         model: "m",
         stream: true,
-        messages: [{ role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "a", arguments: "{}" } }] }, { role: "user", content: "x" }],
+        messages: [
+          { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "a", arguments: "{}" } }] },
+          { role: "user", content: "x" },
+        ],
       }),
     });
     expect(response.status).toBe(400);

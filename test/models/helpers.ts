@@ -35,4 +35,4 @@ export async function collectUntilError(adapter: ModelAdapter, req: ModelRequest
 export const textOf = (events: ModelEvent[]) => events.flatMap((e) => (e.type === "text_delta" ? [e.text] : [])).join("");
 export const thinkingOf = (events: ModelEvent[]) => events.flatMap((e) => (e.type === "thinking_delta" ? [e.text] : [])).join("");
 export const toolCallsOf = (events: ModelEvent[]) => events.filter((e) => e.type === "tool_call");
-export const finishOf = (events: ModelEvent[]) => events.at(-1)?.type === "finish" ? (events.at(-1) as { reason: string }).reason : undefined;
+export const finishOf = (events: ModelEvent[]) => (events.at(-1)?.type === "finish" ? (events.at(-1) as { reason: string }).reason : undefined);

@@ -96,9 +96,10 @@ describe.each(styles)("$api streaming through the real openai client", ({ path, 
   });
 
   it("sends the key as a bearer token", async () => {
-    const keyed = path === "/v1/responses"
-      ? new OpenAIResponsesModel({ provider: "k", baseURL: fake.baseURL, apiKey: "sk-test-123", supportsImages: false })
-      : new OpenAIChatModel({ provider: "k", baseURL: fake.baseURL, apiKey: "sk-test-123", supportsImages: false });
+    const keyed =
+      path === "/v1/responses"
+        ? new OpenAIResponsesModel({ provider: "k", baseURL: fake.baseURL, apiKey: "sk-test-123", supportsImages: false })
+        : new OpenAIChatModel({ provider: "k", baseURL: fake.baseURL, apiKey: "sk-test-123", supportsImages: false });
     fake.plan({ text: "ok" });
     await collect(keyed, request());
     expect(fake.requests.at(-1)!.headers.authorization).toBe("Bearer sk-test-123");
@@ -197,7 +198,13 @@ describe("responses specifics", () => {
       request({
         messages: [
           { role: "user", parts: [{ type: "text", text: "q1" }] },
-          { role: "assistant", parts: [{ type: "thinking", thinking: "summary", signature }, { type: "text", text: "hi" }] },
+          {
+            role: "assistant",
+            parts: [
+              { type: "thinking", thinking: "summary", signature },
+              { type: "text", text: "hi" },
+            ],
+          },
           { role: "user", parts: [{ type: "text", text: "q2" }] },
         ],
       }),
@@ -234,7 +241,11 @@ describe("responses specifics", () => {
 
     fake.plan({
       frames: [
-        { type: "response.failed", sequence_number: 0, response: { id: "r", status: "failed", output: [], error: { code: "invalid_prompt", message: "nope" } } },
+        {
+          type: "response.failed",
+          sequence_number: 0,
+          response: { id: "r", status: "failed", output: [], error: { code: "invalid_prompt", message: "nope" } },
+        },
       ],
     });
     const { error } = await collectUntilError(responses(), request());

@@ -14,8 +14,16 @@ afterAll(() => fake.close());
 const fastRetry = { retries: 3, baseDelayMs: 5, maxDelayMs: 20 };
 
 const styles = [
-  { api: "chat", make: (o: Partial<OpenAIModelOptions> = {}) => new OpenAIChatModel({ provider: "fake", baseURL: fake.baseURL, supportsImages: false, retry: fastRetry, ...o }) },
-  { api: "responses", make: (o: Partial<OpenAIModelOptions> = {}) => new OpenAIResponsesModel({ provider: "fake", baseURL: fake.baseURL, supportsImages: false, retry: fastRetry, ...o }) },
+  {
+    api: "chat",
+    make: (o: Partial<OpenAIModelOptions> = {}) =>
+      new OpenAIChatModel({ provider: "fake", baseURL: fake.baseURL, supportsImages: false, retry: fastRetry, ...o }),
+  },
+  {
+    api: "responses",
+    make: (o: Partial<OpenAIModelOptions> = {}) =>
+      new OpenAIResponsesModel({ provider: "fake", baseURL: fake.baseURL, supportsImages: false, retry: fastRetry, ...o }),
+  },
 ] as const;
 
 /** Reads events until `count` text deltas arrived, then returns the iterator (still open). */
@@ -115,7 +123,10 @@ describe.each(styles)("$api retries and aborts", ({ make }) => {
     const controller = new AbortController();
     const { iterator } = await readTextDeltas(make(), controller.signal, 2);
     controller.abort();
-    const error = await iterator.next().then(() => undefined, (e: unknown) => e);
+    const error = await iterator.next().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(DOMException);
     expect((error as DOMException).name).toBe("AbortError");
     const recorded = fake.requests[before]!;

@@ -6,7 +6,10 @@ const model = new ScriptedModel();
 
 describe("scripted/default (echo)", () => {
   it("echoes the latest user text after a little thinking, with estimated usage", async () => {
-    const events = await collect(model, request({ model: "default", messages: [user("first"), { role: "assistant", parts: [{ type: "text", text: "x" }] }, user("ping pong")] }));
+    const events = await collect(
+      model,
+      request({ model: "default", messages: [user("first"), { role: "assistant", parts: [{ type: "text", text: "x" }] }, user("ping pong")] }),
+    );
     expect(thinkingOf(events)).toContain("9 characters");
     expect(textOf(events)).toBe("You said: ping pong");
     expect(events.filter((e) => e.type === "text_delta").length).toBeGreaterThan(1);
@@ -17,7 +20,15 @@ describe("scripted/default (echo)", () => {
   });
 
   it("mentions attached images", async () => {
-    const messages: ModelMessage[] = [{ role: "user", parts: [{ type: "text", text: "look" }, { type: "image", mediaType: "image/png", data: new Uint8Array(4) }] }];
+    const messages: ModelMessage[] = [
+      {
+        role: "user",
+        parts: [
+          { type: "text", text: "look" },
+          { type: "image", mediaType: "image/png", data: new Uint8Array(4) },
+        ],
+      },
+    ];
     expect(textOf(await collect(model, request({ model: "default", messages })))).toBe("You said: look (with 1 image)");
   });
 });
@@ -37,12 +48,21 @@ describe("inline scripts", () => {
     expect(thinkingOf(one)).toBe("I should read the file.");
     expect(textOf(one)).toBe("Reading a.");
     expect(toolCallsOf(one)).toEqual([{ type: "tool_call", id: "call_1", name: "read_file", arguments: { path: "a" } }]);
-    expect(one.find((e) => e.type === "usage")).toEqual({ type: "usage", usage: { inputTokens: 100, outputTokens: 10, cacheReadTokens: 0, cacheCreationTokens: 0 } });
+    expect(one.find((e) => e.type === "usage")).toEqual({
+      type: "usage",
+      usage: { inputTokens: 100, outputTokens: 10, cacheReadTokens: 0, cacheCreationTokens: 0 },
+    });
     expect(finishOf(one)).toBe("tool_use");
 
     const afterTool: ModelMessage[] = [
       first,
-      { role: "assistant", parts: [{ type: "text", text: "Reading a." }, { type: "tool_use", id: "call_1", name: "read_file", input: { path: "a" } }] },
+      {
+        role: "assistant",
+        parts: [
+          { type: "text", text: "Reading a." },
+          { type: "tool_use", id: "call_1", name: "read_file", input: { path: "a" } },
+        ],
+      },
       { role: "user", parts: [{ type: "tool_result", toolUseId: "call_1", name: "read_file", content: "A!", isError: false }] },
     ];
     const two = await collect(model, request({ model: "default", messages: afterTool }));

@@ -49,8 +49,6 @@ describe.each(["grpc-v1", "grpc-v1alpha"])("buf curl --reflect-protocol %s", (pr
   });
 
   it("rejects a method the reflected schema does not have", async () => {
-    await expect(
-      bufCurl("-d", "{}", `${server.url}/roz.v1.AgentService/Nope`),
-    ).rejects.toMatchObject({ stderr: expect.stringContaining('no such method') });
+    await expect(bufCurl("-d", "{}", `${server.url}/roz.v1.AgentService/Nope`)).rejects.toMatchObject({ stderr: expect.stringContaining("no such method") });
   });
 });

@@ -1,11 +1,7 @@
 // The reflection index and session in-process, on real generated and well-known descriptors:
 // extensions (which roz.v1 does not use) and the choice between commented and plain descriptors.
 import { clone, fromBinary } from "@bufbuild/protobuf";
-import {
-  FileDescriptorProtoSchema,
-  file_google_protobuf_cpp_features,
-  file_google_protobuf_java_features,
-} from "@bufbuild/protobuf/wkt";
+import { FileDescriptorProtoSchema, file_google_protobuf_cpp_features, file_google_protobuf_java_features } from "@bufbuild/protobuf/wkt";
 import { describe, expect, it } from "vitest";
 import { file_roz_v1_agent } from "../../src/gen/roz/v1/agent_pb.js";
 import { createDescriptorIndex } from "../../src/rpc/reflection/descriptor-index.ts";
@@ -18,12 +14,8 @@ describe("extensions", () => {
   const index = createDescriptorIndex(featureFiles, [], []);
 
   it("finds the file declaring an extension by extended type and number", () => {
-    expect(index.fileByExtension("google.protobuf.FeatureSet", 1000)?.name).toBe(
-      "google/protobuf/cpp_features.proto",
-    );
-    expect(index.fileByExtension("google.protobuf.FeatureSet", 1001)?.name).toBe(
-      "google/protobuf/java_features.proto",
-    );
+    expect(index.fileByExtension("google.protobuf.FeatureSet", 1000)?.name).toBe("google/protobuf/cpp_features.proto");
+    expect(index.fileByExtension("google.protobuf.FeatureSet", 1001)?.name).toBe("google/protobuf/java_features.proto");
     expect(index.fileByExtension("google.protobuf.FeatureSet", 4242)).toBeUndefined();
     expect(index.fileBySymbol("pb.cpp")?.name).toBe("google/protobuf/cpp_features.proto");
   });
@@ -41,10 +33,7 @@ describe("extensions", () => {
       value: { containingType: "google.protobuf.FeatureSet", extensionNumber: 1001 },
     });
     expect(answer.case).toBe("fileDescriptorResponse");
-    const names =
-      answer.case === "fileDescriptorResponse"
-        ? answer.value.fileDescriptorProto.map((b) => fromBinary(FileDescriptorProtoSchema, b).name)
-        : [];
+    const names = answer.case === "fileDescriptorResponse" ? answer.value.fileDescriptorProto.map((b) => fromBinary(FileDescriptorProtoSchema, b).name) : [];
     expect(names).toEqual(["google/protobuf/java_features.proto", "google/protobuf/descriptor.proto"]);
   });
 
@@ -58,10 +47,7 @@ describe("extensions", () => {
 
 describe("commented descriptors", () => {
   const agentBytes = (sourceInfo: Parameters<typeof createDescriptorIndex>[2]) =>
-    fromBinary(
-      FileDescriptorProtoSchema,
-      createDescriptorIndex([file_roz_v1_agent], [], sourceInfo).fileByName("roz/v1/agent.proto")!.bytes,
-    );
+    fromBinary(FileDescriptorProtoSchema, createDescriptorIndex([file_roz_v1_agent], [], sourceInfo).fileByName("roz/v1/agent.proto")!.bytes);
 
   it("serves the generated set with comments when it matches the compiled schema", () => {
     const served = agentBytes(generatedSourceInfo());

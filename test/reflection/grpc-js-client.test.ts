@@ -1,13 +1,6 @@
 // gRPC server reflection v1 and v1alpha, driven by a real @grpc/grpc-js client over h2c.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  createReflectionClient,
-  decodeFiles,
-  fileNames,
-  type RawResponse,
-  type ReflectionStream,
-  type ReflectionVersion,
-} from "./grpc-reflection-client.ts";
+import { createReflectionClient, decodeFiles, fileNames, type RawResponse, type ReflectionStream, type ReflectionVersion } from "./grpc-reflection-client.ts";
 import { startReflectionServer, type ReflectionTestServer } from "./reflection-server.ts";
 
 const agentFile = "roz/v1/agent.proto";
@@ -112,14 +105,8 @@ describe.each<ReflectionVersion>(["v1", "v1alpha"])("grpc.reflection.%s", (versi
 
   it("does not resend files already sent on the same stream, but always sends the requested one", async () => {
     const stream = open();
-    expect(fileNames(await stream.ask({ file_containing_symbol: "roz.v1.AgentService" }))).toEqual([
-      agentFile,
-      structFile,
-      timestampFile,
-    ]);
-    expect(fileNames(await stream.ask({ file_containing_symbol: "google.protobuf.Struct" }))).toEqual([
-      structFile,
-    ]);
+    expect(fileNames(await stream.ask({ file_containing_symbol: "roz.v1.AgentService" }))).toEqual([agentFile, structFile, timestampFile]);
+    expect(fileNames(await stream.ask({ file_containing_symbol: "google.protobuf.Struct" }))).toEqual([structFile]);
     expect(fileNames(await stream.ask({ file_by_filename: agentFile }))).toEqual([agentFile]);
     // A new stream starts with nothing sent.
     expect(fileNames(await open().ask({ file_by_filename: agentFile }))).toHaveLength(3);

@@ -41,9 +41,7 @@ type ReflectionClient = grpc.Client & {
 
 /** A grpc-js client for `grpc.reflection.<version>.ServerReflection` on `port` (h2c). */
 export function createReflectionClient(port: number, version: ReflectionVersion) {
-  const protoPath = fileURLToPath(
-    new URL(`../../proto/grpc/reflection/${version}/reflection.proto`, import.meta.url),
-  );
+  const protoPath = fileURLToPath(new URL(`../../proto/grpc/reflection/${version}/reflection.proto`, import.meta.url));
   const definition = protoLoader.loadSync(protoPath, {
     keepCase: true,
     defaults: true,

@@ -38,8 +38,7 @@ const bodyRoutes = [
 ];
 
 describe.each(bodyRoutes)("$method body route", (route) => {
-  const send = (raw: string, contentType = "application/json") =>
-    request(server.url, route.method, route.path(), { key, raw, contentType });
+  const send = (raw: string, contentType = "application/json") => request(server.url, route.method, route.path(), { key, raw, contentType });
 
   it("malformed JSON is 400", async () => {
     expectError(await send('{"name": '), 400, "invalid_argument");
@@ -85,7 +84,9 @@ describe("field validation", () => {
   });
 
   it("missing required fields and empty or padded names are 400", async () => {
-    expect(expectError(await api.post("/v1/environments", { body: {} }), 400, "invalid_argument").message).toBe("body.name: must have required property 'name'");
+    expect(expectError(await api.post("/v1/environments", { body: {} }), 400, "invalid_argument").message).toBe(
+      "body.name: must have required property 'name'",
+    );
     expectError(await api.post("/v1/environments", { body: { name: "" } }), 400, "invalid_argument");
     expectError(await api.post("/v1/environments", { body: { name: " padded " } }), 400, "invalid_argument");
     expectError(await api.patch(`/v1/environments/${ids.environment}`, { body: { name: null } }), 400, "invalid_argument");

@@ -79,7 +79,10 @@ describe("/v1/environments", () => {
 
   it("permission rules are validated: glob syntax, policy, category, unknown fields", async () => {
     const bad = async (rule: unknown) => (await api.post("/v1/environments", { body: { name: "r", permissions: [rule] } })).json.error;
-    expect(await bad({ tool_pattern: "fs_[", policy: "deny" })).toMatchObject({ code: "invalid_argument", details: { field: "body.permissions.0.tool_pattern" } });
+    expect(await bad({ tool_pattern: "fs_[", policy: "deny" })).toMatchObject({
+      code: "invalid_argument",
+      details: { field: "body.permissions.0.tool_pattern" },
+    });
     expect((await bad({ tool_pattern: "fs_*", policy: "maybe" })).message).toContain("body.permissions.0.policy");
     expect((await bad({ tool_pattern: "fs_*", policy: "deny", category: "magic" })).message).toContain("body.permissions.0.category");
     expect((await bad({ tool_pattern: "fs_*", policy: "deny", pattern: "x" })).message).toBe("body.permissions.0.pattern: unknown field");
@@ -112,7 +115,9 @@ describe("/v1/environments", () => {
 
 describe("environments drive StartSession", () => {
   it("a session in an environment enforces its rules first", async () => {
-    const env = await api.post("/v1/environments", { body: { name: "locked", permissions: [{ tool_pattern: "rm_*", policy: "deny", reason: "no deleting" }] } });
+    const env = await api.post("/v1/environments", {
+      body: { name: "locked", permissions: [{ tool_pattern: "rm_*", policy: "deny", reason: "no deleting" }] },
+    });
     const { first, session } = await startSession(server.url, secret, { environmentId: env.json.id });
     expect(first.response.case).toBe("sessionStarted");
     if (first.response.case === "sessionStarted") {

@@ -93,7 +93,16 @@ describe("GET /v1/sessions/{id}/messages", () => {
       usage: { input_tokens: 200, cache_read_tokens: 60 },
     });
     expect(turn.tool_calls).toEqual([
-      expect.objectContaining({ id: "call-1", name: "read_file", parameters: { path: "a.txt" }, permission: "allowed", success: true, result: "file body", exit_code: 0, duration_ms: 12 }),
+      expect.objectContaining({
+        id: "call-1",
+        name: "read_file",
+        parameters: { path: "a.txt" },
+        permission: "allowed",
+        success: true,
+        result: "file body",
+        exit_code: 0,
+        duration_ms: 12,
+      }),
     ]);
   });
 

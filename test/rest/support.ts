@@ -71,7 +71,10 @@ export async function request(baseUrl: string, method: string, path: string, opt
 
 /** `request` bound to a server and a key. */
 export function client(server: { url: string }, key?: string) {
-  const go = (method: string) => (path: string, opts: Omit<RequestOptions, "key"> = {}) => request(server.url, method, path, { key, ...opts });
+  const go =
+    (method: string) =>
+    (path: string, opts: Omit<RequestOptions, "key"> = {}) =>
+      request(server.url, method, path, { key, ...opts });
   return { get: go("GET"), post: go("POST"), patch: go("PATCH"), delete: go("DELETE") };
 }
 

@@ -38,7 +38,10 @@ function inProcess(authenticate: RpcAuthenticator = async () => ({ tenantId: "ac
   // These tests run sessions only: WatchTeam has no tasks to find.
   const noTeams = { watch: async (): Promise<never> => Promise.reject(new RozError("not_found")) };
   const transport = createRouterTransport(({ service }) => {
-    service(AgentService, createAgentService({ session, registry, directory, authenticate, openStreams, defaultEventFormat: "flat", teams: noTeams, openWatches: new Set() }));
+    service(
+      AgentService,
+      createAgentService({ session, registry, directory, authenticate, openStreams, defaultEventFormat: "flat", teams: noTeams, openWatches: new Set() }),
+    );
   });
   return { client: createClient(AgentService, transport), persistence, registry };
 }

@@ -41,8 +41,7 @@ function garbage(): Buffer {
   }
 }
 
-const errorCodes = (responses: WireResponse[]): string[] =>
-  responses.filter((r) => r.response === "error").map((r) => (r["error"] as { code: string }).code);
+const errorCodes = (responses: WireResponse[]): string[] => responses.filter((r) => r.response === "error").map((r) => (r["error"] as { code: string }).code);
 
 async function startSession(call: SessionCall): Promise<string> {
   call.send(req.start());
@@ -200,9 +199,7 @@ describe("clients that vanish mid-stream", () => {
     const stream = session.request(grpcHeaders(STREAM_SESSION));
     stream.on("error", () => {});
     // 300 of the frame's 1005 bytes, flushed to the socket before the connection goes.
-    await new Promise<void>((resolve, reject) =>
-      stream.write(grpcFrame(Buffer.alloc(1000, 1)).subarray(0, 300), (err) => (err ? reject(err) : resolve())),
-    );
+    await new Promise<void>((resolve, reject) => stream.write(grpcFrame(Buffer.alloc(1000, 1)).subarray(0, 300), (err) => (err ? reject(err) : resolve())));
     const closed = new Promise((resolve) => session.once("close", resolve));
     session.destroy();
     await closed;
@@ -210,7 +207,10 @@ describe("clients that vanish mid-stream", () => {
     const call = client.openSession();
     try {
       const sessionId = await startSession(call);
-      const created = server.app.registry.all().filter((s) => !sessionsBefore.has(s.id)).map((s) => s.id);
+      const created = server.app.registry
+        .all()
+        .filter((s) => !sessionsBefore.has(s.id))
+        .map((s) => s.id);
       expect(created).toEqual([sessionId]);
     } finally {
       call.cancel();

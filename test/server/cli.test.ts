@@ -34,8 +34,7 @@ async function spawnWithClient(env: Record<string, string>): Promise<{ server: S
 const output = (server: SpawnedServer): string => `stdout:\n${server.stdout()}\nstderr:\n${server.stderr()}`;
 
 /** Waits until the server logged that it is shutting down (it no longer listens after that). */
-const shuttingDown = (server: SpawnedServer) =>
-  expect.poll(() => server.logLines().some((l) => l["msg"] === "shutting down"), { timeout: 10_000 }).toBe(true);
+const shuttingDown = (server: SpawnedServer) => expect.poll(() => server.logLines().some((l) => l["msg"] === "shutting down"), { timeout: 10_000 }).toBe(true);
 
 describe.concurrent("roz --help", () => {
   it("prints every variable with its default and exits 0", async () => {
@@ -81,7 +80,10 @@ describe("graceful shutdown (SIGTERM) of the real process", () => {
   });
 
   /** Opens a started session, sends SIGTERM, and checks the port stops accepting. */
-  async function startedThenTerminated(server: Awaited<ReturnType<typeof spawnWithClient>>["server"], client: Awaited<ReturnType<typeof spawnWithClient>>["client"]) {
+  async function startedThenTerminated(
+    server: Awaited<ReturnType<typeof spawnWithClient>>["server"],
+    client: Awaited<ReturnType<typeof spawnWithClient>>["client"],
+  ) {
     const call = client.openSession();
     cleanups.push(() => call.cancel());
     call.send(req.start());

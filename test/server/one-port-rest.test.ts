@@ -19,14 +19,20 @@ const openapiShape = {
   required: ["openapi", "info", "paths"],
   properties: {
     openapi: { type: "string", pattern: "^3\\.\\d+\\.\\d+$" },
-    info: { type: "object", required: ["title", "version"], properties: { title: { type: "string", minLength: 1 }, version: { type: "string", minLength: 1 } } },
+    info: {
+      type: "object",
+      required: ["title", "version"],
+      properties: { title: { type: "string", minLength: 1 }, version: { type: "string", minLength: 1 } },
+    },
     paths: {
       type: "object",
       patternProperties: {
         "^/": {
           type: "object",
           // OpenAPI 3.1 path items: these fields only (`query` is 3.2).
-          propertyNames: { enum: ["$ref", "summary", "description", "servers", "parameters", "get", "put", "post", "delete", "options", "head", "patch", "trace"] },
+          propertyNames: {
+            enum: ["$ref", "summary", "description", "servers", "parameters", "get", "put", "post", "delete", "options", "head", "patch", "trace"],
+          },
           patternProperties: {
             "^(get|put|post|delete|patch|head|options|trace)$": {
               type: "object",

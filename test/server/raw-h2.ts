@@ -28,12 +28,7 @@ export function grpcStatusOf(response: H2Response): number | undefined {
  * sends `headers` and `body`, then half-closes, and collects the whole answer. Lets a test
  * send bytes no well-behaved client would.
  */
-export function h2Request(
-  url: string,
-  headers: http2.OutgoingHttpHeaders,
-  body: Buffer | undefined,
-  timeoutMs = 10_000,
-): Promise<H2Response> {
+export function h2Request(url: string, headers: http2.OutgoingHttpHeaders, body: Buffer | undefined, timeoutMs = 10_000): Promise<H2Response> {
   const session = http2.connect(url);
   return new Promise<H2Response>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no complete answer within ${timeoutMs} ms`)), timeoutMs);

@@ -24,7 +24,10 @@ it("thinking of every model call comes back from REST with its signature, before
   const [read, answer, again] = ["I should read a.txt first.", "The file says hi; answer that.", "Now b.txt; read it too."];
 
   // Turn 1: thinking + a tool call, then thinking + the answer (two model calls).
-  fx.fake.plan({ reasoning: read, toolCalls: [{ id: "toolu_a", name: "read_file", arguments: { path: "a.txt" } }] }, { reasoning: answer, text: "It says hi." });
+  fx.fake.plan(
+    { reasoning: read, toolCalls: [{ id: "toolu_a", name: "read_file", arguments: { path: "a.txt" } }] },
+    { reasoning: answer, text: "It says hi." },
+  );
   client.send(rq.user("what is in a.txt?"));
   client.send(rq.toolResult((await nextOf(client, "toolRequest")).toolCallId, "hi"));
   const first = await readTurn(client);
@@ -33,7 +36,11 @@ it("thinking of every model call comes back from REST with its signature, before
 
   // Turn 2: thinking (with a redacted block: the signature packs both) + a tool call, cancelled
   // while the tool runs — the transcript then ends in tool results the next message continues.
-  fx.fake.plan({ reasoning: again, redactedThinking: "c2VjcmV0LXJlYXNvbmluZw==", toolCalls: [{ id: "toolu_b", name: "read_file", arguments: { path: "b.txt" } }] });
+  fx.fake.plan({
+    reasoning: again,
+    redactedThinking: "c2VjcmV0LXJlYXNvbmluZw==",
+    toolCalls: [{ id: "toolu_b", name: "read_file", arguments: { path: "b.txt" } }],
+  });
   client.send(rq.user("and b.txt?"));
   await nextOf(client, "toolRequest");
   client.send(rq.cancelTurn("user stopped"));
@@ -82,5 +89,11 @@ it("thinking of every model call comes back from REST with its signature, before
     { type: "redacted_thinking", data: "c2VjcmV0LXJlYXNvbmluZw==" },
     expect.objectContaining({ type: "tool_use", id: "toolu_b" }),
   ]);
-  expect(sent.at(-1)).toMatchObject({ role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_b" }, { type: "text", text: "go on" }] });
+  expect(sent.at(-1)).toMatchObject({
+    role: "user",
+    content: [
+      { type: "tool_result", tool_use_id: "toolu_b" },
+      { type: "text", text: "go on" },
+    ],
+  });
 });

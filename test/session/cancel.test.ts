@@ -2,17 +2,7 @@
 // (the fake sees the connection go), open waits end, usage so far is reported, and the
 // next turn is valid for the provider.
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
-import {
-  barrier,
-  nextOf,
-  nextWhere,
-  readTurn,
-  rq,
-  textOf,
-  tool,
-  turnCompleteOf,
-  valuesOf,
-} from "../support/session-protocol.ts";
+import { barrier, nextOf, nextWhere, readTurn, rq, textOf, tool, turnCompleteOf, valuesOf } from "../support/session-protocol.ts";
 import { messagesOf } from "./chat-body.ts";
 import { type SessionFixture, startSessionFixture } from "./fixture.ts";
 
@@ -28,11 +18,9 @@ const slowText = { text: "slow ".repeat(200), chunkSize: 5, frameDelayMs: 50 };
 
 it("cancel_turn mid-stream aborts the provider request and ends with turn_complete{cancelled}; usage so far counts (grpc-js)", async () => {
   const { client } = await fx.start("grpc-js", { tools: [tool("fetch_page")] });
-  fx.fake.plan(
-    { toolCalls: [{ id: "call_fetch", name: "fetch_page", arguments: {} }], usage: { input: 40, output: 10, cached: 8 } },
-    slowText,
-    { text: "Fresh start." },
-  );
+  fx.fake.plan({ toolCalls: [{ id: "call_fetch", name: "fetch_page", arguments: {} }], usage: { input: 40, output: 10, cached: 8 } }, slowText, {
+    text: "Fresh start.",
+  });
   client.send(rq.user("fetch and summarise", { messageId: "cancel-1" }));
   const request = await nextOf(client, "toolRequest");
   client.send(rq.toolResult(request.toolCallId, "<html>page</html>"));
@@ -149,4 +137,3 @@ it("cancel_turn right behind the user_message ends the turn as cancelled, exactl
   client.send(rq.user("again"));
   expect(turnCompleteOf(await readTurn(client))).toMatchObject({ stopReason: "end_turn" });
 });
-

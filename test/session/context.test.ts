@@ -116,7 +116,11 @@ describe("history resume (Responses API, images on)", () => {
     expect(request).toMatchObject({ toolCallId: "call_resp", toolName: "read_file", parameters: { path: "r.txt" } });
     client.send(rq.toolResult("call_resp", "hi"));
     const turn = await readTurn(client);
-    expect(valuesOf(client.responses.seen, "thinkingDelta").map((d) => d.content).join("")).toBe("I should read it.");
+    expect(
+      valuesOf(client.responses.seen, "thinkingDelta")
+        .map((d) => d.content)
+        .join(""),
+    ).toBe("I should read it.");
     expect(turnCompleteOf(turn)).toMatchObject({ messageId: "resp", stopReason: "end_turn", usage: { inputTokens: 32, outputTokens: 7 } });
     const input = (await fx.request(1)).body.input as Record<string, unknown>[];
     expect(input).toContainEqual({ type: "function_call", call_id: "call_resp", name: "read_file", arguments: JSON.stringify({ path: "r.txt" }) });
@@ -250,7 +254,10 @@ describe("compaction (max_context_tokens 2000)", () => {
     const at = turns.findIndex((t) => valuesOf(t, "contextCompacted").length > 0);
     expect(at).toBeGreaterThan(0);
     const events = turns.flatMap((t) => valuesOf(t, "contextCompacted"));
-    expect(events.map((e) => e.level).every((level) => level === "thinking"), JSON.stringify(events)).toBe(true);
+    expect(
+      events.map((e) => e.level).every((level) => level === "thinking"),
+      JSON.stringify(events),
+    ).toBe(true);
     const [event] = events;
     expect(event).toMatchObject({ level: "thinking" });
     expect(event!.tokensBefore).toBeGreaterThan(0.65 * 2000);

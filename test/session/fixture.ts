@@ -129,7 +129,10 @@ export async function startSessionFixture(options: FixtureOptions = {}): Promise
       clearTimeout(timer);
       for (const client of open) if (!client.ended) client.cancel();
       try {
-        await until(() => server.app.registry.size === 0, () => `${server.app.registry.size} sessions still live after the test`);
+        await until(
+          () => server.app.registry.size === 0,
+          () => `${server.app.registry.size} sessions still live after the test`,
+        );
       } catch (err) {
         // Fail this test, but leave a clean server for the next ones.
         for (const session of server.app.registry.all()) await fetch(`${server.url}/v1/sessions/${session.id}`, { method: "DELETE" });
@@ -157,7 +160,10 @@ async function drainFake(fake: FakeOpenAI): Promise<void> {
       (r) => r.body?.cancel(),
       () => undefined,
     );
-    await until(() => fake.pending() < before, () => "the fake did not take a drain request");
+    await until(
+      () => fake.pending() < before,
+      () => "the fake did not take a drain request",
+    );
     abort.abort();
     await done.catch(() => undefined);
   }

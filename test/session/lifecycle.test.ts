@@ -5,21 +5,8 @@ import { randomUUID } from "node:crypto";
 import type { SessionResponse } from "../../src/gen/roz/v1/agent_pb.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { ClientKind, SessionClient } from "../support/session-client.ts";
-import {
-  barrier,
-  caseOf,
-  nextOf,
-  readTurn,
-  rq,
-  sequenceProblem,
-  show,
-  tool,
-  turnCompleteOf,
-  valueOf,
-  valuesOf,
-} from "../support/session-protocol.ts";
+import { barrier, caseOf, nextOf, readTurn, rq, sequenceProblem, show, tool, turnCompleteOf, valueOf, valuesOf } from "../support/session-protocol.ts";
 import { GRPC, type SessionFixture, startSessionFixture, UUID } from "./fixture.ts";
-
 
 describe("sessions on the fake provider", () => {
   let fx: SessionFixture;
@@ -160,16 +147,19 @@ describe("sessions on the fake provider", () => {
     });
   });
 
-  it.each<ClientKind>(["grpc-js", "connect"])("cancel_session during a turn still delivers its turn_complete{cancelled} before the stream ends (%s)", async (kind) => {
-    const { client } = await fx.start(kind, { tools: [tool("hold")] });
-    fx.fake.plan({ toolCalls: [{ id: "call_held", name: "hold", arguments: {} }] });
-    client.send(rq.user("hold", { messageId: "ended-by-cancel" }));
-    await nextOf(client, "toolRequest");
-    client.send(rq.cancelSession("leaving"));
-    expect(turnCompleteOf(await readTurn(client))).toMatchObject({ messageId: "ended-by-cancel", stopReason: "cancelled" });
-    expect((await client.status).code).toBe(GRPC.OK);
-    expect(sequenceProblem(client.responses.seen)).toBeUndefined();
-  });
+  it.each<ClientKind>(["grpc-js", "connect"])(
+    "cancel_session during a turn still delivers its turn_complete{cancelled} before the stream ends (%s)",
+    async (kind) => {
+      const { client } = await fx.start(kind, { tools: [tool("hold")] });
+      fx.fake.plan({ toolCalls: [{ id: "call_held", name: "hold", arguments: {} }] });
+      client.send(rq.user("hold", { messageId: "ended-by-cancel" }));
+      await nextOf(client, "toolRequest");
+      client.send(rq.cancelSession("leaving"));
+      expect(turnCompleteOf(await readTurn(client))).toMatchObject({ messageId: "ended-by-cancel", stopReason: "cancelled" });
+      expect((await client.status).code).toBe(GRPC.OK);
+      expect(sequenceProblem(client.responses.seen)).toBeUndefined();
+    },
+  );
 
   it("two sessions on one connection keep their own events, ids and numbering (grpc-js)", async () => {
     const a = await fx.start("grpc-js", { tools: [tool("hold")] });
@@ -231,7 +221,15 @@ describe("sessions on the fake provider", () => {
 
   it("ActivityUpdate follows the turn: thinking, calling_tool{name}, thinking, idle — no change dropped (grpc-js)", async () => {
     const { client } = await fx.start("grpc-js", { tools: [tool("scan", { pure: true }), tool("sweep", { pure: true })] });
-    fx.fake.plan({ toolCalls: [{ id: "call_scan", name: "scan", arguments: {} }, { id: "call_sweep", name: "sweep", arguments: {} }] }, { text: "clean" });
+    fx.fake.plan(
+      {
+        toolCalls: [
+          { id: "call_scan", name: "scan", arguments: {} },
+          { id: "call_sweep", name: "sweep", arguments: {} },
+        ],
+      },
+      { text: "clean" },
+    );
     client.send(rq.user("check"));
     await nextOf(client, "toolRequest");
     await nextOf(client, "toolRequest");
@@ -256,7 +254,15 @@ describe("sessions on the fake provider", () => {
 
       fx.fake.plan({ text: "plain answer" });
       await run("t-plain");
-      fx.fake.plan({ toolCalls: [{ id: "call_v1", name: "probe", arguments: {} }, { id: "call_v2", name: "probe", arguments: {} }] }, { text: "probed" });
+      fx.fake.plan(
+        {
+          toolCalls: [
+            { id: "call_v1", name: "probe", arguments: {} },
+            { id: "call_v2", name: "probe", arguments: {} },
+          ],
+        },
+        { text: "probed" },
+      );
       await run("t-tools", async (c) => {
         const a = await nextOf(c, "toolRequest");
         const b = await nextOf(c, "toolRequest");

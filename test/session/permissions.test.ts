@@ -50,7 +50,12 @@ describe("with a long approval timeout", () => {
       ["*", "allow"],
     ]);
     fx.fake.plan(
-      { toolCalls: [{ id: "call_lab", name: "lab_probe", arguments: {} }, { id: "call_ok", name: "danger_ok", arguments: {} }] },
+      {
+        toolCalls: [
+          { id: "call_lab", name: "lab_probe", arguments: {} },
+          { id: "call_ok", name: "danger_ok", arguments: {} },
+        ],
+      },
       { text: "One ran." },
     );
     client.send(rq.user("probe the lab"));
@@ -122,7 +127,12 @@ describe("with a long approval timeout", () => {
   it("several calls needing approval are all announced and decided one by one (grpc-js)", async () => {
     const { client } = await fx.start("grpc-js", { tools: [tool("confirm_a"), tool("confirm_b")] });
     fx.fake.plan(
-      { toolCalls: [{ id: "call_a", name: "confirm_a", arguments: {} }, { id: "call_b", name: "confirm_b", arguments: {} }] },
+      {
+        toolCalls: [
+          { id: "call_a", name: "confirm_a", arguments: {} },
+          { id: "call_b", name: "confirm_b", arguments: {} },
+        ],
+      },
       { text: "One of two." },
     );
     client.send(rq.user("do a and b"));

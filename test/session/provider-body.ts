@@ -30,7 +30,11 @@ export function asChatBody(path: string, body: any): any {
         messages.push({
           role: "user",
           content: blocks.flatMap((b): Obj[] =>
-            b.type === "text" ? [{ type: "text", text: b.text }] : b.type === "image" ? [{ type: "image_url", image_url: { url: `data:${b.source.media_type};base64,${b.source.data}` } }] : [],
+            b.type === "text"
+              ? [{ type: "text", text: b.text }]
+              : b.type === "image"
+                ? [{ type: "image_url", image_url: { url: `data:${b.source.media_type};base64,${b.source.data}` } }]
+                : [],
           ),
         });
       } else if (texts.length > 0) messages.push({ role: "user", content: texts.join("\n\n") });

@@ -133,11 +133,15 @@ describe("several clients on one session", () => {
     expect(rest.json).toMatchObject({ attached_streams: 2, last_seq: 1, status: "active" });
 
     // Two calls: while the turn waits for the second, the first is already answered.
-    a.send(rq.user(script([
-      [{ tool_call: { id: "call_1", name: "read_file", arguments: { path: "a.txt" } } }],
-      [{ tool_call: { id: "call_2", name: "read_file", arguments: { path: "b.txt" } } }],
-      [{ text: "done" }],
-    ])));
+    a.send(
+      rq.user(
+        script([
+          [{ tool_call: { id: "call_1", name: "read_file", arguments: { path: "a.txt" } } }],
+          [{ tool_call: { id: "call_2", name: "read_file", arguments: { path: "b.txt" } } }],
+          [{ text: "done" }],
+        ]),
+      ),
+    );
     const [ra, rb] = await Promise.all([nextOf(a, "toolRequest"), nextOf(b, "toolRequest")]);
     expect(rb.toolCallId).toBe(ra.toolCallId);
     a.send(rq.toolResult(ra.toolCallId, "from a"));
@@ -247,7 +251,10 @@ describe.each(["connect", "grpc-web"] as const)("AttachSession + SendToSession (
       const downlink = new AbortController();
       const seen: SessionResponse[] = [];
       const reader = (async () => {
-        for await (const r of client.attachSession({ target: { case: "start", value: { tools: [{ name: "read_file", description: "read" }] } } }, { signal: downlink.signal })) {
+        for await (const r of client.attachSession(
+          { target: { case: "start", value: { tools: [{ name: "read_file", description: "read" }] } } },
+          { signal: downlink.signal },
+        )) {
           seen.push(r);
         }
       })().catch(() => undefined);
@@ -273,7 +280,12 @@ describe.each(["connect", "grpc-web"] as const)("AttachSession + SendToSession (
       const call = valueOf(again[0]!, "toolRequest");
       await client.sendToSession({ sessionId, request: create(SessionRequestSchema, rq.toolResult(call.toolCallId, "hi")) });
       await expect.poll(() => again.some((r) => caseOf(r) === "turnComplete")).toBe(true);
-      expect(again.filter((r) => caseOf(r) === "textDelta").map((r) => valueOf(r, "textDelta").content).join("")).toBe("It says hi.");
+      expect(
+        again
+          .filter((r) => caseOf(r) === "textDelta")
+          .map((r) => valueOf(r, "textDelta").content)
+          .join(""),
+      ).toBe("It says hi.");
 
       // The unary call's own failures.
       const fails = async (req: Parameters<typeof client.sendToSession>[0]) => {
@@ -312,7 +324,10 @@ describe("buf curl", () => {
       [bufScript, "curl", "--http2-prior-knowledge", "--protocol", "grpc", "-d", body, `${server.url}/roz.v1.AgentService/StreamSession`],
       { timeout: 30_000 },
     );
-    const responses = stdout.trim().split(/\n(?=\{)/).map((text) => JSON.parse(text) as { seq: string; turnComplete?: object; textDelta?: { content: string } });
+    const responses = stdout
+      .trim()
+      .split(/\n(?=\{)/)
+      .map((text) => JSON.parse(text) as { seq: string; turnComplete?: object; textDelta?: { content: string } });
     expect(Number(responses[0]!.seq)).toBe(seen + 1);
     expect(responses.map((r) => r.textDelta?.content ?? "").join("")).toContain("still there?");
     expect(responses.at(-1)!.turnComplete).toBeDefined();

@@ -4,18 +4,7 @@ import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createGrpcJsClient, req, type WireResponse } from "../support/grpc-js-client.ts";
 import type { ClientKind } from "../support/session-client.ts";
-import {
-  barrier,
-  caseOf,
-  nextOf,
-  readTurn,
-  rq,
-  show,
-  textOf,
-  tool,
-  turnCompleteOf,
-  valuesOf,
-} from "../support/session-protocol.ts";
+import { barrier, caseOf, nextOf, readTurn, rq, show, textOf, tool, turnCompleteOf, valuesOf } from "../support/session-protocol.ts";
 import { clientToolsOf, messagesOf, systemOf, toolMessages, toolNames } from "./chat-body.ts";
 import { type SessionFixture, startSessionFixture } from "./fixture.ts";
 
@@ -118,10 +107,7 @@ it("tool round trip with @grpc/proto-loader messages (another protobuf implement
 it("PURE tools of one response are requested concurrently; results go back in call order (connect)", async () => {
   const pure = ["probe_a", "probe_b", "probe_c"];
   const { client } = await fx.start("connect", { tools: pure.map((n) => tool(n, { pure: true })) });
-  fx.fake.plan(
-    { toolCalls: pure.map((name, i) => ({ id: `call_p${i}`, name, arguments: { n: i } })), interleaveToolCalls: true },
-    { text: "All probed." },
-  );
+  fx.fake.plan({ toolCalls: pure.map((name, i) => ({ id: `call_p${i}`, name, arguments: { n: i } })), interleaveToolCalls: true }, { text: "All probed." });
   client.send(rq.user("probe everything"));
   // All three requests arrive before any result is sent: they run concurrently.
   const requests = [await nextOf(client, "toolRequest"), await nextOf(client, "toolRequest"), await nextOf(client, "toolRequest")];
@@ -136,7 +122,12 @@ it("PURE tools of one response are requested concurrently; results go back in ca
 it("non-PURE tools of one response are requested one at a time, in call order (grpc-js)", async () => {
   const { client } = await fx.start("grpc-js", { tools: [tool("step_one"), tool("step_two")] });
   fx.fake.plan(
-    { toolCalls: [{ id: "call_s1", name: "step_one", arguments: {} }, { id: "call_s2", name: "step_two", arguments: {} }] },
+    {
+      toolCalls: [
+        { id: "call_s1", name: "step_one", arguments: {} },
+        { id: "call_s2", name: "step_two", arguments: {} },
+      ],
+    },
     { text: "Both done." },
   );
   client.send(rq.user("do both steps"));
@@ -153,7 +144,12 @@ it("non-PURE tools of one response are requested one at a time, in call order (g
 it("a tool that does not answer times out: the model gets `tool timeout after <N>ms` and the turn goes on (connect)", async () => {
   const { client } = await fx.start("connect", { tools: [tool("slow_tool", { timeoutMs: 300 }), tool("next_tool")] });
   fx.fake.plan(
-    { toolCalls: [{ id: "call_slow", name: "slow_tool", arguments: {} }, { id: "call_next", name: "next_tool", arguments: {} }] },
+    {
+      toolCalls: [
+        { id: "call_slow", name: "slow_tool", arguments: {} },
+        { id: "call_next", name: "next_tool", arguments: {} },
+      ],
+    },
     { text: "It timed out, moving on." },
   );
   client.send(rq.user("run the slow tool, then the next"));

@@ -75,7 +75,13 @@ describe("detach (long grace)", () => {
     expect(streamed.aborted).toBe(false);
     await expect
       .poll(async () => (await fx.rest("GET", `/v1/sessions/${id}/messages?format=turns`)).json.turns, { timeout: 10_000 })
-      .toEqual([expect.objectContaining({ message_id: "while-away", stop_reason: "end_turn", assistant: expect.objectContaining({ text: "I keep talking while you are away." }) })]);
+      .toEqual([
+        expect.objectContaining({
+          message_id: "while-away",
+          stop_reason: "end_turn",
+          assistant: expect.objectContaining({ text: "I keep talking while you are away." }),
+        }),
+      ]);
     // Ended for good through REST (otherwise after the grace).
     expect((await fx.rest("DELETE", `/v1/sessions/${id}`)).status).toBe(204);
     expect(fx.server.app.registry.size).toBe(0);

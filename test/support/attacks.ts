@@ -15,7 +15,11 @@ export type Attack = (url: string, headers?: Record<string, string>) => Promise<
 const HTTP2_PREFACE = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
 async function rest(url: string, method: string, path: string, body: unknown, headers: Record<string, string>): Promise<{ status: number; json: any }> {
-  const res = await fetch(url + path, { method, headers: { ...headers, "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
+  const res = await fetch(url + path, {
+    method,
+    headers: { ...headers, "content-type": "application/json" },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
   const text = await res.text();
   return { status: res.status, json: text ? JSON.parse(text) : undefined };
 }
@@ -26,9 +30,21 @@ export const callToolScript = (name: string, extra = ""): string =>
 
 /** Permission globs: the extglob is refused; the worst valid pattern decides a 64-character tool. */
 export const globAttack: Attack = async (url, headers = {}) => {
-  const refused = await rest(url, "POST", "/v1/environments", { name: `extglob-${Date.now()}`, permissions: [{ tool_pattern: "+(a*)+(a*)b", policy: "deny" }] }, headers);
+  const refused = await rest(
+    url,
+    "POST",
+    "/v1/environments",
+    { name: `extglob-${Date.now()}`, permissions: [{ tool_pattern: "+(a*)+(a*)b", policy: "deny" }] },
+    headers,
+  );
   if (refused.status !== 400) throw new Error(`the extglob was not refused: ${refused.status}`);
-  const env = await rest(url, "POST", "/v1/environments", { name: `worst-${Date.now()}-${Math.random()}`, permissions: [{ tool_pattern: "*a".repeat(30) + "*b", policy: "deny" }] }, headers);
+  const env = await rest(
+    url,
+    "POST",
+    "/v1/environments",
+    { name: `worst-${Date.now()}-${Math.random()}`, permissions: [{ tool_pattern: "*a".repeat(30) + "*b", policy: "deny" }] },
+    headers,
+  );
   if (env.status !== 201) throw new Error(`environment: ${env.status}`);
   const factory = sessionClientFactory("grpc-js", url);
   try {
@@ -134,7 +150,13 @@ export const oversizedAttack =
     try {
       const payload = grpcFrame(Buffer.alloc(1024 * 1024, 1));
       for (let i = 0; i < count; i++) {
-        const stream = session.request({ ":method": "POST", ":path": "/roz.v1.AgentService/StreamSession", "content-type": "application/grpc", te: "trailers", ...headers });
+        const stream = session.request({
+          ":method": "POST",
+          ":path": "/roz.v1.AgentService/StreamSession",
+          "content-type": "application/grpc",
+          te: "trailers",
+          ...headers,
+        });
         stream.on("error", () => {});
         stream.on("data", () => {});
         const closed = new Promise((resolve) => stream.on("close", resolve));

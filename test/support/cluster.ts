@@ -212,7 +212,14 @@ export async function startCluster(pre: ClusterPrerequisites, options: ClusterOp
     await Promise.all(nodes.map((n) => n.start()));
     const frontendPort = await freePort();
     const configPath = join(dir, "haproxy.cfg");
-    writeFileSync(configPath, haproxyConfig(frontendPort, names.map((name, i) => ({ name, port: ports[i]! })), adminSocket));
+    writeFileSync(
+      configPath,
+      haproxyConfig(
+        frontendPort,
+        names.map((name, i) => ({ name, port: ports[i]! })),
+        adminSocket,
+      ),
+    );
     const proc = spawn(pre.haproxy, ["-db", "-f", configPath], { stdio: ["ignore", "pipe", "pipe"] });
     haproxy = proc;
     let exitedWith: string | undefined;

@@ -49,9 +49,7 @@ export async function postgresForTests(): Promise<TestPostgres | undefined> {
  * Never `DATABASE_URL`: that is a developer's real database, and tests create and drop
  * databases on the server they are given.
  */
-export async function findPostgres(
-  env: Record<string, string | undefined> = process.env,
-): Promise<{ pg: TestPostgres } | { pg?: undefined; reason: string }> {
+export async function findPostgres(env: Record<string, string | undefined> = process.env): Promise<{ pg: TestPostgres } | { pg?: undefined; reason: string }> {
   const url = env.ROZ_TEST_DATABASE_URL;
   if (url) {
     await query(url, "SELECT 1");

@@ -124,8 +124,7 @@ export async function spawnServer(env: Record<string, string> = {}, startTimeout
       const line = parseJsonLines(out).find((l) => typeof l["url"] === "string" && String(l["msg"]).startsWith("roz listening on"));
       if (line) finish(undefined, line["url"] as string);
     };
-    const onExit = (status: ExitStatus): void =>
-      finish(new Error(`roz exited (${JSON.stringify(status)}) before listening\nstdout:\n${out}\nstderr:\n${err}`));
+    const onExit = (status: ExitStatus): void => finish(new Error(`roz exited (${JSON.stringify(status)}) before listening\nstdout:\n${out}\nstderr:\n${err}`));
     function finish(error?: Error, value?: string): void {
       clearTimeout(timer);
       child.stdout.off("data", check);
@@ -165,11 +164,7 @@ export async function spawnServer(env: Record<string, string> = {}, startTimeout
  * Runs `node src/main.ts ...args` to completion (for `--help`, configuration errors and
  * sub-commands). Without `ROZ_DATA_DIR` in `env` it gets a temporary one, removed afterwards.
  */
-export async function runCli(
-  args: string[],
-  env: Record<string, string> = {},
-  timeoutMs = 20_000,
-): Promise<ExitStatus & { stdout: string; stderr: string }> {
+export async function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = 20_000): Promise<ExitStatus & { stdout: string; stderr: string }> {
   const ownDir = env["ROZ_DATA_DIR"] === undefined ? await mkdtemp(join(tmpdir(), "roz-cli-")) : undefined;
   try {
     return await new Promise((resolve) => {

@@ -116,7 +116,10 @@ export async function readTurn(client: SessionClient, timeoutMs = 20_000): Promi
 export const turnCompleteOf = (turn: readonly SessionResponse[]): ValueOf<"turnComplete"> => valueOf(turn.at(-1)!, "turnComplete");
 
 /** The text of every `text_delta`, joined. */
-export const textOf = (responses: readonly SessionResponse[]): string => valuesOf(responses, "textDelta").map((d) => d.content).join("");
+export const textOf = (responses: readonly SessionResponse[]): string =>
+  valuesOf(responses, "textDelta")
+    .map((d) => d.content)
+    .join("");
 
 /** A ping/pong round trip: everything the server emitted before the pong has been read when it returns. */
 export async function barrier(client: SessionClient, timeoutMs = 10_000): Promise<SessionResponse[]> {

@@ -28,11 +28,23 @@ export async function createSelfSignedCert(): Promise<TestCertificate> {
   const keyPath = join(dir, "key.pem");
   try {
     await run("openssl", [
-      "req", "-x509", "-nodes", "-days", "2",
-      "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-      "-subj", "/CN=localhost",
-      "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
-      "-keyout", keyPath, "-out", certPath,
+      "req",
+      "-x509",
+      "-nodes",
+      "-days",
+      "2",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:prime256v1",
+      "-subj",
+      "/CN=localhost",
+      "-addext",
+      "subjectAltName=DNS:localhost,IP:127.0.0.1",
+      "-keyout",
+      keyPath,
+      "-out",
+      certPath,
     ]);
   } catch (err) {
     await rm(dir, { recursive: true, force: true });

@@ -41,7 +41,14 @@ const protoDir = fileURLToPath(new URL("./upstream/", import.meta.url));
  * newer upstream client is: it can decode nothing but the envelope, keepalives and pongs.
  */
 export function createUpstreamClient(baseUrl: string): UpstreamClient {
-  const definition = protoLoader.loadSync("agent.proto", { includeDirs: [protoDir], keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
+  const definition = protoLoader.loadSync("agent.proto", {
+    includeDirs: [protoDir],
+    keepCase: true,
+    longs: String,
+    enums: String,
+    defaults: true,
+    oneofs: true,
+  });
   const loaded = grpc.loadPackageDefinition(definition) as unknown as { roz: { v1: { AgentService: grpc.ServiceClientConstructor } } };
   const client = new loaded.roz.v1.AgentService(new URL(baseUrl).host, grpc.credentials.createInsecure()) as unknown as Client;
   return {

@@ -62,7 +62,9 @@ function startStatic(): Promise<{ server: Server; origin: string }> {
       () => res.writeHead(404).end(),
     );
   });
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve({ server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` })));
+  return new Promise((resolve) =>
+    server.listen(0, "127.0.0.1", () => resolve({ server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` })),
+  );
 }
 
 describe.skipIf(!existsSync(CHROMIUM))("WatchTeam in Chromium with Connect-Web", () => {
@@ -84,19 +86,26 @@ describe.skipIf(!existsSync(CHROMIUM))("WatchTeam in Chromium with Connect-Web",
     statics?.server.close();
   });
 
-  it.each(["connect", "grpc-web"])("the %s transport streams the whole log and ends OK; a malformed id is INVALID_ARGUMENT", async (kind) => {
-    const tab = await browser.newPage();
-    await tab.goto(statics.origin);
-    await tab.waitForFunction(() => (window as unknown as { ready?: boolean }).ready === true);
-    const run = (id: string) =>
-      tab.evaluate(([url, k, t]) => (window as unknown as { watchTeam: (u: string, k: string, t: string) => Promise<unknown> }).watchTeam(url!, k!, t!), [roz.url, kind, id]);
-    const ok = (await run(taskId)) as { events: { seq: number; kind: string }[]; code: string };
-    expect(ok.code).toBe("ok");
-    expect(ok.events.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
-    expect(ok.events.map((e) => e.kind)).toEqual(["workerStarted", "workerPhase", "workerCompleted", "workerExited"]);
-    const bad = (await run("not-a-uuid")) as { code: unknown };
-    // Connect's Code.InvalidArgument is 3.
-    expect(bad.code).toBe(3);
-    await tab.close();
-  }, 60_000);
+  it.each(["connect", "grpc-web"])(
+    "the %s transport streams the whole log and ends OK; a malformed id is INVALID_ARGUMENT",
+    async (kind) => {
+      const tab = await browser.newPage();
+      await tab.goto(statics.origin);
+      await tab.waitForFunction(() => (window as unknown as { ready?: boolean }).ready === true);
+      const run = (id: string) =>
+        tab.evaluate(
+          ([url, k, t]) => (window as unknown as { watchTeam: (u: string, k: string, t: string) => Promise<unknown> }).watchTeam(url!, k!, t!),
+          [roz.url, kind, id],
+        );
+      const ok = (await run(taskId)) as { events: { seq: number; kind: string }[]; code: string };
+      expect(ok.code).toBe("ok");
+      expect(ok.events.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
+      expect(ok.events.map((e) => e.kind)).toEqual(["workerStarted", "workerPhase", "workerCompleted", "workerExited"]);
+      const bad = (await run("not-a-uuid")) as { code: unknown };
+      // Connect's Code.InvalidArgument is 3.
+      expect(bad.code).toBe(3);
+      await tab.close();
+    },
+    60_000,
+  );
 });

@@ -43,28 +43,31 @@ const failures = (events: Awaited<ReturnType<typeof watch>>["events"]) =>
   events.filter((e) => e.event.case === "workerFailed").map((e) => (e.event.value as { reason: string }).reason);
 
 describe("cancelling a task", () => {
-  it.each(["cancelled", "e_stop"])("DELETE /v1/tasks/{id} (reason %s) mid-run aborts the provider requests; every worker fails, then exits; WatchTeam ends OK", async (reason) => {
-    const before = fake.requests.length;
-    const created = await api.post("/v1/tasks", {
-      body: { prompt: "hang", model: "openai/fake-model", workers: [{ prompt: "one" }, { prompt: "two" }, { prompt: "three" }] },
-    });
-    expect(created.status).toBe(201);
-    const w = watch(server.url, created.json.id);
-    await waitFor(() => fake.requests.length >= before + 3, "three provider requests");
-    const mine = fake.requests.slice(before);
-    const deleted = await api.delete(`/v1/tasks/${created.json.id}${reason === "e_stop" ? "?reason=e_stop" : ""}`);
-    expect(deleted.status).toBe(200);
-    expect(deleted.json.status).toBe("cancelled");
-    expect(deleted.json.workers.map((x: { status: string; failure: string }) => [x.status, x.failure])).toEqual(Array(3).fill(["failed", reason]));
-    await Promise.all(mine.map((r) => r.closed));
-    expect(mine.map((r) => r.aborted)).toEqual([true, true, true]);
-    expect(await w.done).toBeUndefined();
-    expectCompleteLog(w.events);
-    expect(failures(w.events)).toEqual([reason, reason, reason]);
-    // Cancelling again is harmless; an unknown task is a 404.
-    expect((await api.delete(`/v1/tasks/${created.json.id}`)).status).toBe(200);
-    expect((await api.delete("/v1/tasks/00000000-0000-4000-8000-000000000000")).status).toBe(404);
-  });
+  it.each(["cancelled", "e_stop"])(
+    "DELETE /v1/tasks/{id} (reason %s) mid-run aborts the provider requests; every worker fails, then exits; WatchTeam ends OK",
+    async (reason) => {
+      const before = fake.requests.length;
+      const created = await api.post("/v1/tasks", {
+        body: { prompt: "hang", model: "openai/fake-model", workers: [{ prompt: "one" }, { prompt: "two" }, { prompt: "three" }] },
+      });
+      expect(created.status).toBe(201);
+      const w = watch(server.url, created.json.id);
+      await waitFor(() => fake.requests.length >= before + 3, "three provider requests");
+      const mine = fake.requests.slice(before);
+      const deleted = await api.delete(`/v1/tasks/${created.json.id}${reason === "e_stop" ? "?reason=e_stop" : ""}`);
+      expect(deleted.status).toBe(200);
+      expect(deleted.json.status).toBe("cancelled");
+      expect(deleted.json.workers.map((x: { status: string; failure: string }) => [x.status, x.failure])).toEqual(Array(3).fill(["failed", reason]));
+      await Promise.all(mine.map((r) => r.closed));
+      expect(mine.map((r) => r.aborted)).toEqual([true, true, true]);
+      expect(await w.done).toBeUndefined();
+      expectCompleteLog(w.events);
+      expect(failures(w.events)).toEqual([reason, reason, reason]);
+      // Cancelling again is harmless; an unknown task is a 404.
+      expect((await api.delete(`/v1/tasks/${created.json.id}`)).status).toBe(200);
+      expect((await api.delete("/v1/tasks/00000000-0000-4000-8000-000000000000")).status).toBe(404);
+    },
+  );
 
   it("a worker over its time limit (ROZ_WORKER_TIMEOUT_MS) fails with timeout", async () => {
     const limited = await startServer({ ROZ_WORKER_TIMEOUT_MS: "300" });
@@ -86,7 +89,11 @@ describe("cancelling a task", () => {
     const worker = script([[{ tool_call: { name: "move_arm", arguments: {} } }], [{ text: "moved?" }]]);
     call.send(
       req.userMessage(
-        script([[{ tool_call: { name: "spawn_worker", arguments: { prompt: worker } } }], [{ tool_call: { name: "wait_for_workers", arguments: {} } }], [{ text: "done" }]]),
+        script([
+          [{ tool_call: { name: "spawn_worker", arguments: { prompt: worker } } }],
+          [{ tool_call: { name: "wait_for_workers", arguments: {} } }],
+          [{ text: "done" }],
+        ]),
       ),
     );
     let taskId = "";

@@ -32,7 +32,16 @@ describe("WatchTeam through other clients", () => {
   it("buf curl (gRPC, h2c prior knowledge, schema from reflection) prints the whole log and exits 0", async () => {
     const { stdout } = await run(
       process.execPath,
-      [bufScript, "curl", "--http2-prior-knowledge", "--protocol", "grpc", "-d", JSON.stringify({ task_id: taskId }), `${server.url}/roz.v1.AgentService/WatchTeam`],
+      [
+        bufScript,
+        "curl",
+        "--http2-prior-knowledge",
+        "--protocol",
+        "grpc",
+        "-d",
+        JSON.stringify({ task_id: taskId }),
+        `${server.url}/roz.v1.AgentService/WatchTeam`,
+      ],
       { timeout: 30_000 },
     );
     // One pretty-printed JSON object per event.
@@ -41,7 +50,16 @@ describe("WatchTeam through other clients", () => {
     expect(events.flatMap((e) => (e.workerCompleted ? [e.workerCompleted.result] : [])).sort()).toEqual(["left", "right"]);
     const after = await run(
       process.execPath,
-      [bufScript, "curl", "--http2-prior-knowledge", "--protocol", "grpc", "-d", JSON.stringify({ task_id: taskId, after_seq: expected - 1 }), `${server.url}/roz.v1.AgentService/WatchTeam`],
+      [
+        bufScript,
+        "curl",
+        "--http2-prior-knowledge",
+        "--protocol",
+        "grpc",
+        "-d",
+        JSON.stringify({ task_id: taskId, after_seq: expected - 1 }),
+        `${server.url}/roz.v1.AgentService/WatchTeam`,
+      ],
       { timeout: 30_000 },
     );
     expect(JSON.parse(after.stdout)).toMatchObject({ seq: String(expected), workerExited: { parentTaskId: taskId } });
@@ -50,7 +68,16 @@ describe("WatchTeam through other clients", () => {
   it("buf curl on an unknown task reports not_found", async () => {
     const failed = await run(
       process.execPath,
-      [bufScript, "curl", "--http2-prior-knowledge", "--protocol", "grpc", "-d", '{"task_id":"00000000-0000-4000-8000-000000000000"}', `${server.url}/roz.v1.AgentService/WatchTeam`],
+      [
+        bufScript,
+        "curl",
+        "--http2-prior-knowledge",
+        "--protocol",
+        "grpc",
+        "-d",
+        '{"task_id":"00000000-0000-4000-8000-000000000000"}',
+        `${server.url}/roz.v1.AgentService/WatchTeam`,
+      ],
       { timeout: 30_000 },
     ).catch((err: { stderr: string; code: number }) => err);
     expect((failed as { stderr: string }).stderr).toMatch(/not_found/);

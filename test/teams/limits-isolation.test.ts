@@ -44,7 +44,9 @@ describe("limits", () => {
     call.send(req.start());
     await call.next(10_000);
     const spawn = (id: string) => ({ tool_call: { id, name: "spawn_worker", arguments: { prompt: says(id) } } });
-    call.send(req.userMessage(script([[spawn("s1")], [spawn("s2")], [spawn("s3")], [{ tool_call: { name: "wait_for_workers", arguments: {} } }], [{ text: "ok" }]])));
+    call.send(
+      req.userMessage(script([[spawn("s1")], [spawn("s2")], [spawn("s3")], [{ tool_call: { name: "wait_for_workers", arguments: {} } }], [{ text: "ok" }]])),
+    );
     let sessionId = "";
     for (;;) {
       const r = await call.next(20_000);

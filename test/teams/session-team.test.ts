@@ -28,7 +28,10 @@ const physicalTool = (name: string) => ({ name, description: `test tool ${name}`
 /** A session in an environment where `write_file` needs approval. */
 async function openSession(): Promise<SessionCall> {
   const env = await api.post("/v1/environments", {
-    body: { name: `team-${Date.now()}-${Math.random()}`, permissions: [{ tool_pattern: "write_file", policy: "require_confirmation", reason: "writes need a human" }] },
+    body: {
+      name: `team-${Date.now()}-${Math.random()}`,
+      permissions: [{ tool_pattern: "write_file", policy: "require_confirmation", reason: "writes need a human" }],
+    },
   });
   expect(env.status).toBe(201);
   const call = grpc.openSession();
@@ -50,7 +53,11 @@ describe("a session spawns workers", () => {
     call.send(
       req.userMessage(
         script([
-          [spawn("s1", { prompt: workerA }), spawn("s2", { prompt: workerB, mode: "ooda_re_act" }), spawn("s3", { prompt: "please fail", model: "openai/fake-model", tools: "none" })],
+          [
+            spawn("s1", { prompt: workerA }),
+            spawn("s2", { prompt: workerB, mode: "ooda_re_act" }),
+            spawn("s3", { prompt: "please fail", model: "openai/fake-model", tools: "none" }),
+          ],
           [{ tool_call: { id: "w1", name: "wait_for_workers", arguments: {} } }],
           [{ text: "all workers are done" }],
         ]),
@@ -136,7 +143,11 @@ describe("a session spawns workers", () => {
     const spawner = script([[spawn("x1", { prompt: says("nested") })], [{ text: "tried" }]]);
     call.send(
       req.userMessage(
-        script([[spawn("s1", { prompt: spawner, tools: [] })], [{ tool_call: { id: "w1", name: "wait_for_workers", arguments: { timeout_ms: 20_000 } } }], [{ text: "ok" }]]),
+        script([
+          [spawn("s1", { prompt: spawner, tools: [] })],
+          [{ tool_call: { id: "w1", name: "wait_for_workers", arguments: { timeout_ms: 20_000 } } }],
+          [{ text: "ok" }],
+        ]),
       ),
     );
     let taskId = "";

@@ -76,7 +76,10 @@ export function expectCompleteLog(events: TeamEvent[]): void {
     const end = cases.at(-2);
     expect(["workerCompleted", "workerFailed"], worker).toContain(end);
     const middle = cases.slice(1, -2);
-    expect(middle.every((c) => ["workerPhase", "workerToolCall", "workerApprovalRequested", "workerApprovalResolved"].includes(c)), worker).toBe(true);
+    expect(
+      middle.every((c) => ["workerPhase", "workerToolCall", "workerApprovalRequested", "workerApprovalResolved"].includes(c)),
+      worker,
+    ).toBe(true);
   }
 }
 

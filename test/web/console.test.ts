@@ -55,7 +55,11 @@ describe.skipIf(!haveChromium)("the console", () => {
     expect(await row.textContent()).toContain("scripted/default");
     expect(await row.textContent()).toContain("completed");
     // A session started elsewhere shows up without a reload.
-    const second = await runOneTurnSession(h.server, script([[{ text: "cached answer" }, { usage: { input_tokens: 900, output_tokens: 40, cache_read_tokens: 600 } }]]), auth());
+    const second = await runOneTurnSession(
+      h.server,
+      script([[{ text: "cached answer" }, { usage: { input_tokens: 900, output_tokens: 40, cache_read_tokens: 600 } }]]),
+      auth(),
+    );
     await page.locator(`[data-session="${second}"]`).waitFor();
     await page.getByText("2 sessions").waitFor();
     await screenshot(page, "sessions");

@@ -46,7 +46,10 @@ describe.skipIf(!haveChromium)("live sessions", () => {
     const env = await fetch(`${h.server.url}/v1/environments`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ name: "approvals", permissions: [{ tool_pattern: "fetch_url", policy: "require_confirmation", reason: "reads from the network" }] }),
+      body: JSON.stringify({
+        name: "approvals",
+        permissions: [{ tool_pattern: "fetch_url", policy: "require_confirmation", reason: "reads from the network" }],
+      }),
     });
     expect(env.status).toBe(201);
     const { page } = await h.open();

@@ -45,13 +45,15 @@ describe.skipIf(!haveChromium)("teams", () => {
   it("draws a team of three workers live, with each worker's result", async (ctx) => {
     if (missing) ctx.skip(missing);
     const { page } = await h.open("#/new");
-    await page.getByLabel("Message").fill(
-      script([
-        [1, 2, 3].map((n) => ({ tool_call: { id: `spawn_${n}`, name: "spawn_worker", arguments: { prompt: workerPrompt(n) } } })),
-        [{ tool_call: { id: "wait", name: "wait_for_workers", arguments: {} } }],
-        [{ text: "team finished" }],
-      ]),
-    );
+    await page
+      .getByLabel("Message")
+      .fill(
+        script([
+          [1, 2, 3].map((n) => ({ tool_call: { id: `spawn_${n}`, name: "spawn_worker", arguments: { prompt: workerPrompt(n) } } })),
+          [{ tool_call: { id: "wait", name: "wait_for_workers", arguments: {} } }],
+          [{ text: "team finished" }],
+        ]),
+      );
     await page.getByRole("button", { name: "Start" }).click();
     await page.getByRole("link", { name: /watch task/ }).click();
     await page.locator("tr[data-worker]").nth(2).waitFor();

@@ -46,18 +46,29 @@ export function App() {
   useEffect(() => {
     void checkAccess().then(setAccess);
     return onSignedOut((reason) =>
-      setAccess((was) => ({ state: "signed-out", reason: was.state === "open" ? "This server now needs an API key: one has been created." : `Signed out: ${reason}` })),
+      setAccess((was) => ({
+        state: "signed-out",
+        reason: was.state === "open" ? "This server now needs an API key: one has been created." : `Signed out: ${reason}`,
+      })),
     );
   }, []);
 
-  if (access.state === "checking") return <main class="center" aria-busy="true">Connecting…</main>;
-  if (access.state === "signed-out") return <SignIn reason={access.reason} created={created} clearCreated={() => setCreated(undefined)} onSignedIn={() => setAccess({ state: "key" })} />;
+  if (access.state === "checking")
+    return (
+      <main class="center" aria-busy="true">
+        Connecting…
+      </main>
+    );
+  if (access.state === "signed-out")
+    return <SignIn reason={access.reason} created={created} clearCreated={() => setCreated(undefined)} onSignedIn={() => setAccess({ state: "key" })} />;
 
   const current = route.name === "session" ? "sessions" : route.name;
   return (
     <div class="shell">
       <header class="top">
-        <a class="brand" href={href.sessions}>roz</a>
+        <a class="brand" href={href.sessions}>
+          roz
+        </a>
         <nav aria-label="Main">
           {nav.map((n) => (
             <a href={n.to} aria-current={current === n.route ? "page" : undefined}>
@@ -67,7 +78,9 @@ export function App() {
         </nav>
         <span class="who">
           {access.state === "open" ? (
-            <span class="badge warn" title="The server runs without keys on this loopback address until one is created">open mode</span>
+            <span class="badge warn" title="The server runs without keys on this loopback address until one is created">
+              open mode
+            </span>
           ) : (
             <button
               type="button"

@@ -73,7 +73,10 @@ export async function createNatsBus(options: NatsBusOptions): Promise<NatsBus> {
   let nc: NatsConnection;
   try {
     nc = await connect({
-      servers: options.servers.split(",").map((s) => s.trim()).filter((s) => s !== ""),
+      servers: options.servers
+        .split(",")
+        .map((s) => s.trim())
+        .filter((s) => s !== ""),
       name: options.connectionName ?? "roz",
       maxReconnectAttempts: -1,
       // Publishes and requests made while reconnecting wait in the client until it is back.
@@ -216,7 +219,9 @@ class NatsEventBus implements NatsBus {
           this.#lastError = undefined;
           onStatus?.({ type: s.type, server: s.server });
           // A NATS server that came back without its store (or another server of the list) lacks the stream.
-          this.ensureStream().catch((err: unknown) => onStatus?.({ type: "error", error: `stream setup after reconnect: ${err instanceof Error ? err.message : String(err)}` }));
+          this.ensureStream().catch((err: unknown) =>
+            onStatus?.({ type: "error", error: `stream setup after reconnect: ${err instanceof Error ? err.message : String(err)}` }),
+          );
           break;
         case "error":
           this.#lastError = s.error.message;
@@ -276,7 +281,9 @@ class NatsEventBus implements NatsBus {
   }
 
   subscribe(filter: string, options: SubscribeOptions): Subscription {
-    const subscription = new NatsSubscription(options.maxPending ?? DEFAULT_MAX_PENDING, (s) => s.slice(this.#eventPrefix.length),
+    const subscription = new NatsSubscription(
+      options.maxPending ?? DEFAULT_MAX_PENDING,
+      (s) => s.slice(this.#eventPrefix.length),
       (s) => this.#subscriptions.delete(s),
     );
     this.#subscriptions.add(subscription);

@@ -92,11 +92,19 @@ export class AnthropicModel implements ModelAdapter {
       content = [...content, ...end.content];
       if (end.stopReason === "pause_turn" && round < maxContinuations) continue;
       const signature = thinkingSignature(
-        content.filter((b): b is Anthropic.ThinkingBlockParam | Anthropic.RedactedThinkingBlockParam => b.type === "thinking" || b.type === "redacted_thinking"),
+        content.filter(
+          (b): b is Anthropic.ThinkingBlockParam | Anthropic.RedactedThinkingBlockParam => b.type === "thinking" || b.type === "redacted_thinking",
+        ),
       );
       if (signature !== undefined) sink({ type: "thinking_delta", text: "", signature });
       sink({ type: "usage", usage });
-      sink({ type: "finish", reason: finishReason(end.stopReason, content.some((b) => b.type === "tool_use")) });
+      sink({
+        type: "finish",
+        reason: finishReason(
+          end.stopReason,
+          content.some((b) => b.type === "tool_use"),
+        ),
+      });
       return;
     }
   }

@@ -57,11 +57,7 @@ function userMessages(message: ModelMessage, options: ConvertOptions): ChatCompl
         content.push({ type: "text", text: part.text });
         break;
       case "image":
-        content.push(
-          options.supportsImages
-            ? { type: "image_url", image_url: { url: imageDataURL(part) } }
-            : { type: "text", text: imagePlaceholder(part) },
-        );
+        content.push(options.supportsImages ? { type: "image_url", image_url: { url: imageDataURL(part) } } : { type: "text", text: imagePlaceholder(part) });
         break;
       case "tool_use":
       case "thinking":

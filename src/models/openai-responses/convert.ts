@@ -5,12 +5,7 @@
  * `reasoningSignature`) and is sent back as a `reasoning` input item; thinking without
  * such a signature (another provider's, or a summary only) is dropped.
  */
-import type {
-  FunctionTool,
-  ResponseCreateParamsStreaming,
-  ResponseInputContent,
-  ResponseInputItem,
-} from "openai/resources/responses/responses";
+import type { FunctionTool, ResponseCreateParamsStreaming, ResponseInputContent, ResponseInputItem } from "openai/resources/responses/responses";
 import { argumentsText, imageDataURL, imagePlaceholder, joinSystem, toolResultText, type ConvertOptions } from "../content.ts";
 import { pairToolResults } from "../tool-pairing.ts";
 import type { ModelMessage, ModelPart, ModelRequest, ToolDefinition } from "../types.ts";

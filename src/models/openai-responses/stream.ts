@@ -73,13 +73,7 @@ export class ResponsesEventReader implements PayloadReader<ResponseStreamEvent> 
         if (item.type === "function_call") {
           const pending = calls.get(item.id ?? item.call_id);
           this.#toolCalls++;
-          sink(
-            toolCallEvent(
-              item.call_id || pending?.callId || generatedCallId(),
-              item.name || pending?.name || "",
-              item.arguments || pending?.args || "",
-            ),
-          );
+          sink(toolCallEvent(item.call_id || pending?.callId || generatedCallId(), item.name || pending?.name || "", item.arguments || pending?.args || ""));
         } else if (item.type === "reasoning" && item.encrypted_content) {
           sink({ type: "thinking_delta", text: "", signature: reasoningSignature(item.id, item.encrypted_content) });
         }

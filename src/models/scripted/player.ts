@@ -10,13 +10,7 @@ import type { ScriptStep } from "./script.ts";
  * `hang` until aborted, `fail` with any error, or `reached`, a callback run when the
  * consumer asks for what follows the previous step (so the previous event was taken).
  */
-export type PlayerStep =
-  | ScriptStep
-  | { event: ModelEvent }
-  | { wait: Promise<unknown> }
-  | { hang: true }
-  | { fail: unknown }
-  | { reached: () => void };
+export type PlayerStep = ScriptStep | { event: ModelEvent } | { wait: Promise<unknown> } | { hang: true } | { fail: unknown } | { reached: () => void };
 
 /** How the player ends an answer like a provider does (the scripted provider); without it, it plays the steps only. */
 export interface Completion {

@@ -140,9 +140,7 @@ function parseUsage(value: unknown, at: string): ScriptUsage {
 }
 
 /** The latest user message that carries text (not just tool results), and its position. */
-export function latestUserText(
-  messages: readonly ModelMessage[],
-): { index: number; message: ModelMessage; text: string } | undefined {
+export function latestUserText(messages: readonly ModelMessage[]): { index: number; message: ModelMessage; text: string } | undefined {
   for (let index = messages.length - 1; index >= 0; index--) {
     const message = messages[index]!;
     if (message.role !== "user" || message.parts.some((p) => p.type === "tool_result")) continue;

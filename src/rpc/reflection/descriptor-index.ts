@@ -62,8 +62,7 @@ export function createDescriptorIndex(
     fileByName: (name) => files.get(name),
     fileBySymbol: (symbol) => symbols.get(symbol.startsWith(".") ? symbol.slice(1) : symbol),
     fileByExtension: (extendee, fieldNumber) => extensions.get(extensionKey(extendee, fieldNumber)),
-    extensionNumbers: (typeName) =>
-      messageTypes.has(typeName) ? (extensionNumbers.get(typeName) ?? []) : undefined,
+    extensionNumbers: (typeName) => (messageTypes.has(typeName) ? (extensionNumbers.get(typeName) ?? []) : undefined),
   };
 }
 

@@ -6,14 +6,8 @@
 import type { DescService } from "@bufbuild/protobuf";
 import type { FileDescriptorProto } from "@bufbuild/protobuf/wkt";
 import type { ConnectRouter, ServiceImpl } from "@connectrpc/connect";
-import {
-  ServerReflection as ServerReflectionV1,
-  file_grpc_reflection_v1_reflection,
-} from "../../gen/grpc/reflection/v1/reflection_pb.js";
-import {
-  ServerReflection as ServerReflectionV1Alpha,
-  file_grpc_reflection_v1alpha_reflection,
-} from "../../gen/grpc/reflection/v1alpha/reflection_pb.js";
+import { ServerReflection as ServerReflectionV1, file_grpc_reflection_v1_reflection } from "../../gen/grpc/reflection/v1/reflection_pb.js";
+import { ServerReflection as ServerReflectionV1Alpha, file_grpc_reflection_v1alpha_reflection } from "../../gen/grpc/reflection/v1alpha/reflection_pb.js";
 import { createDescriptorIndex } from "./descriptor-index.ts";
 import { reflectionInfoHandler } from "./reflection-service.ts";
 import { generatedSourceInfo } from "./source-info.ts";
@@ -43,17 +37,10 @@ export interface ReflectionServices {
  * them and all their transitive imports (well-known types included) plus the reflection protos.
  * Descriptors are indexed and serialized here, once.
  */
-export function createReflectionServices(
-  services: readonly DescService[],
-  options: ReflectionOptions = {},
-): ReflectionServices {
+export function createReflectionServices(services: readonly DescService[], options: ReflectionOptions = {}): ReflectionServices {
   const reflection = [ServerReflectionV1, ServerReflectionV1Alpha];
   const index = createDescriptorIndex(
-    [
-      ...services.map((service) => service.file),
-      file_grpc_reflection_v1_reflection,
-      file_grpc_reflection_v1alpha_reflection,
-    ],
+    [...services.map((service) => service.file), file_grpc_reflection_v1_reflection, file_grpc_reflection_v1alpha_reflection],
     [...services, ...reflection].map((service) => service.typeName),
     options.sourceInfo ?? generatedSourceInfo(),
   );
@@ -69,11 +56,7 @@ export function createReflectionServices(
  * Reflection is a bidi stream, so it works over gRPC on HTTP/2 (and Connect on HTTP/2), not
  * over HTTP/1.1 or gRPC-Web.
  */
-export function registerReflection(
-  router: ConnectRouter,
-  services: readonly DescService[],
-  options?: ReflectionOptions,
-): void {
+export function registerReflection(router: ConnectRouter, services: readonly DescService[], options?: ReflectionOptions): void {
   const impl = createReflectionServices(services, options);
   router.service(ServerReflectionV1, impl.v1);
   router.service(ServerReflectionV1Alpha, impl.v1alpha);

@@ -1,9 +1,5 @@
 import type { DescriptorIndex } from "./descriptor-index.ts";
-import {
-  createReflectionSession,
-  type ReflectionAnswer,
-  type ReflectionQuery,
-} from "./reflection-session.ts";
+import { createReflectionSession, type ReflectionAnswer, type ReflectionQuery } from "./reflection-session.ts";
 
 /** The part of a v1 or v1alpha `ServerReflectionRequest` the handler reads. */
 export interface ReflectionRequestLike {

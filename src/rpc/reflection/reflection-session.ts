@@ -57,8 +57,7 @@ export function createReflectionSession(index: DescriptorIndex): ReflectionSessi
     return { case: "fileDescriptorResponse", value: { fileDescriptorProto: out } };
   };
 
-  const found = (file: IndexedFile | undefined, what: string): ReflectionAnswer =>
-    file !== undefined ? filesAnswer(file) : notFound(what);
+  const found = (file: IndexedFile | undefined, what: string): ReflectionAnswer => (file !== undefined ? filesAnswer(file) : notFound(what));
 
   return {
     answer(query) {
@@ -69,10 +68,7 @@ export function createReflectionSession(index: DescriptorIndex): ReflectionSessi
           return found(index.fileBySymbol(query.value), `symbol not found: ${query.value}`);
         case "fileContainingExtension": {
           const { containingType, extensionNumber } = query.value;
-          return found(
-            index.fileByExtension(containingType, extensionNumber),
-            `extension not found: ${containingType} field ${extensionNumber}`,
-          );
+          return found(index.fileByExtension(containingType, extensionNumber), `extension not found: ${containingType} field ${extensionNumber}`);
         }
         case "allExtensionNumbersOfType": {
           const numbers = index.extensionNumbers(query.value);

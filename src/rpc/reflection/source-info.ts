@@ -1,10 +1,6 @@
 import { base64Decode } from "@bufbuild/protobuf/wire";
 import { clone, equals, fromBinary, toBinary, type DescFile } from "@bufbuild/protobuf";
-import {
-  FileDescriptorProtoSchema,
-  FileDescriptorSetSchema,
-  type FileDescriptorProto,
-} from "@bufbuild/protobuf/wkt";
+import { FileDescriptorProtoSchema, FileDescriptorSetSchema, type FileDescriptorProto } from "@bufbuild/protobuf/wkt";
 import { sourceInfoDescriptorSet } from "../../gen/source_info_pb.js";
 
 /**
@@ -23,10 +19,7 @@ export function generatedSourceInfo(): FileDescriptorProto[] {
  * file we did not generate, or a stale set) the plain `file.proto` is served. Reflection therefore
  * never describes a schema other than the one the server actually speaks.
  */
-export function serializeFile(
-  file: DescFile,
-  sourceInfo: ReadonlyMap<string, FileDescriptorProto>,
-): Uint8Array {
+export function serializeFile(file: DescFile, sourceInfo: ReadonlyMap<string, FileDescriptorProto>): Uint8Array {
   const commented = sourceInfo.get(file.proto.name);
   if (commented !== undefined && equals(FileDescriptorProtoSchema, withoutSourceInfo(commented), file.proto)) {
     return toBinary(FileDescriptorProtoSchema, commented);

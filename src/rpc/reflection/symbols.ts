@@ -1,9 +1,4 @@
-import type {
-  DescriptorProto,
-  EnumDescriptorProto,
-  FieldDescriptorProto,
-  FileDescriptorProto,
-} from "@bufbuild/protobuf/wkt";
+import type { DescriptorProto, EnumDescriptorProto, FieldDescriptorProto, FileDescriptorProto } from "@bufbuild/protobuf/wkt";
 
 /** What one proto file declares, by fully-qualified name (no leading dot). */
 export interface FileDeclarations {

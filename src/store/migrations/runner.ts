@@ -15,19 +15,15 @@ import type { Migration } from "./migration.ts";
 export async function runMigrations(db: SqlDatabase, list: readonly Migration[], now: () => number = Date.now): Promise<number[]> {
   checkOrder(list);
   return db.withMigrationLock(async (conn) => {
-    await conn.run(
-      "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)",
-    );
+    await conn.run("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)");
     const rows = await conn.all<{ version: number }>("SELECT version FROM schema_migrations");
     const applied = new Set(rows.map((r) => Number(r.version)));
     const newest = Math.max(0, ...applied);
     const known = list.at(-1)?.version ?? 0;
     if (newest > known) {
-      throw new RozError(
-        "internal",
-        `database schema version ${newest} is newer than this server supports (${known}); upgrade the server`,
-        { retryable: false },
-      );
+      throw new RozError("internal", `database schema version ${newest} is newer than this server supports (${known}); upgrade the server`, {
+        retryable: false,
+      });
     }
     const done: number[] = [];
     for (const m of list) {

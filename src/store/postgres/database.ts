@@ -77,8 +77,7 @@ function sqlOver(q: Queryer, placeholders: Map<string, string>): Sql {
   };
   const query = (sql: string, params: readonly SqlValue[] = []) => q.query(text(sql), params.map(toParam));
   return {
-    all: async <T extends SqlRow>(sql: string, params?: readonly SqlValue[]) =>
-      (await query(sql, params)).rows.map((r) => normalizeRow<T>(r)),
+    all: async <T extends SqlRow>(sql: string, params?: readonly SqlValue[]) => (await query(sql, params)).rows.map((r) => normalizeRow<T>(r)),
     get: async <T extends SqlRow>(sql: string, params?: readonly SqlValue[]) => {
       const row = (await query(sql, params)).rows[0];
       return row === undefined ? undefined : normalizeRow<T>(row);

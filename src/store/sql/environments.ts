@@ -93,11 +93,7 @@ export function environmentRepo({ db, now }: StoreContext): EnvironmentStore {
           const set = assignments(patch);
           if (patch.isDefault === true) {
             // Demote the current default unless it is this one (then nothing changes).
-            await tx.run("UPDATE environments SET is_default = 0, updated_at = ? WHERE tenant_id = ? AND is_default = 1 AND id <> ?", [
-              at,
-              tenantId,
-              id,
-            ]);
+            await tx.run("UPDATE environments SET is_default = 0, updated_at = ? WHERE tenant_id = ? AND is_default = 1 AND id <> ?", [at, tenantId, id]);
           }
           const row = await tx.get(
             `UPDATE environments SET ${[...set.map(([column]) => `${column} = ?`), "updated_at = ?"].join(", ")}

@@ -14,7 +14,12 @@ export const EVENT_SEQ_CONFLICT = "an event with this sequence number is already
  * seq is a unique violation, which the caller maps with `conflictAs(…, EVENT_SEQ_CONFLICT, …)`).
  */
 export function insertEvents(tx: Sql, sessionId: string, events: readonly NewSessionEvent[], at: number): Promise<void> {
-  return insertRows(tx, "session_events", ["session_id", "seq", "payload", "created_at"], events.map((e) => [sessionId, e.seq, e.payload, at]));
+  return insertRows(
+    tx,
+    "session_events",
+    ["session_id", "seq", "payload", "created_at"],
+    events.map((e) => [sessionId, e.seq, e.payload, at]),
+  );
 }
 
 const eventOf = (row: SqlRow): SessionEvent => ({

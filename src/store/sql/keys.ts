@@ -56,11 +56,7 @@ export function keyRepo({ db, now }: StoreContext): KeyStore {
     },
     async revokeKey(tenantId, id) {
       // COALESCE keeps the first revocation time: revoking twice is harmless.
-      const changed = await db.run("UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE tenant_id = ? AND id = ?", [
-        now(),
-        tenantId,
-        id,
-      ]);
+      const changed = await db.run("UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE tenant_id = ? AND id = ?", [now(), tenantId, id]);
       return changed > 0;
     },
     rotateKey(tenantId, id, secret) {
@@ -82,11 +78,7 @@ export function keyRepo({ db, now }: StoreContext): KeyStore {
       return Number(row?.n ?? 0);
     },
     async touchKey(id, at = now()) {
-      await db.run("UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at <= ?)", [
-        at,
-        id,
-        at - TOUCH_INTERVAL_MS,
-      ]);
+      await db.run("UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at <= ?)", [at, id, at - TOUCH_INTERVAL_MS]);
     },
   };
 }

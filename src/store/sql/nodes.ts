@@ -28,5 +28,4 @@ export function nodeRepo({ db, now }: StoreContext): NodeStore {
 }
 
 /** The SQL condition "the node in column `column` heart-beats since `?`" (one parameter). */
-export const NODE_ALIVE = (column: string): string =>
-  `${column} IN (SELECT id FROM nodes WHERE heartbeat_at >= ? AND stopped_at IS NULL)`;
+export const NODE_ALIVE = (column: string): string => `${column} IN (SELECT id FROM nodes WHERE heartbeat_at >= ? AND stopped_at IS NULL)`;

@@ -62,10 +62,7 @@ export async function listPage<T extends { createdAt: number; id: string }>(q: S
     where.push("(created_at, id) < (?, ?)");
     params.push(after.createdAt, after.id);
   }
-  const rows = await q.all(
-    `SELECT * FROM ${query.table} WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`,
-    [...params, limit + 1],
-  );
+  const rows = await q.all(`SELECT * FROM ${query.table} WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`, [...params, limit + 1]);
   const items = rows.slice(0, limit).map(query.map);
   const last = items.at(-1);
   return rows.length > limit && last !== undefined ? { items, nextCursor: encodeCursor(last) } : { items };

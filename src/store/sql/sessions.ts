@@ -142,10 +142,7 @@ export function sessionRepo({ db, now }: StoreContext): SessionStore {
         where.push("node_id = ?");
         params.push(nodeId);
       }
-      return db.run(
-        `UPDATE sessions SET status = 'error', updated_at = ?, ended_at = COALESCE(ended_at, ?) WHERE ${where.join(" AND ")}`,
-        params,
-      );
+      return db.run(`UPDATE sessions SET status = 'error', updated_at = ?, ended_at = COALESCE(ended_at, ?) WHERE ${where.join(" AND ")}`, params);
     },
   };
 }

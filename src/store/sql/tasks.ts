@@ -133,10 +133,17 @@ export function taskRepo({ db, now }: StoreContext): TaskStore {
         db.transaction(async (tx) => {
           const last = Math.max(0, ...events.map((e) => e.seq));
           // The tenant check and the new last seq in one statement: this runs for every batch.
-          const owned = await tx.run("UPDATE tasks SET last_seq = CASE WHEN last_seq < ? THEN ? ELSE last_seq END, updated_at = ? WHERE id = ? AND tenant_id = ?",
-            [last, last, now(), taskId, tenantId],);
+          const owned = await tx.run(
+            "UPDATE tasks SET last_seq = CASE WHEN last_seq < ? THEN ? ELSE last_seq END, updated_at = ? WHERE id = ? AND tenant_id = ?",
+            [last, last, now(), taskId, tenantId],
+          );
           if (owned === 0) return false;
-          await insertRows(tx, "team_events", ["task_id", "seq", "payload", "created_at"], events.map((e) => [taskId, e.seq, e.payload, e.createdAt]));
+          await insertRows(
+            tx,
+            "team_events",
+            ["task_id", "seq", "payload", "created_at"],
+            events.map((e) => [taskId, e.seq, e.payload, e.createdAt]),
+          );
           return true;
         }),
       );
@@ -154,10 +161,13 @@ export function taskRepo({ db, now }: StoreContext): TaskStore {
 
     async endTask(tenantId, taskId, status) {
       const at = now();
-      const row = await db.get(
-        "UPDATE tasks SET status = ?, updated_at = ?, ended_at = ? WHERE tenant_id = ? AND id = ? AND status = 'running' RETURNING *",
-        [status, at, at, tenantId, taskId],
-      );
+      const row = await db.get("UPDATE tasks SET status = ?, updated_at = ?, ended_at = ? WHERE tenant_id = ? AND id = ? AND status = 'running' RETURNING *", [
+        status,
+        at,
+        at,
+        tenantId,
+        taskId,
+      ]);
       return row && taskOf(row);
     },
 

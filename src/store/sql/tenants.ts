@@ -17,11 +17,7 @@ export function tenantRepo({ db, now }: StoreContext): TenantStore {
   return {
     async ensureTenant(name) {
       // Insert-or-nothing, then read: concurrent callers (and nodes) all end up with the one row.
-      await db.run("INSERT INTO tenants (id, name, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING", [
-        randomUUID(),
-        name,
-        now(),
-      ]);
+      await db.run("INSERT INTO tenants (id, name, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING", [randomUUID(), name, now()]);
       const tenant = await getTenantByName(name);
       if (tenant === undefined) throw new Error(`tenant ${name} vanished after insert`);
       return tenant;

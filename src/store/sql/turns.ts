@@ -10,8 +10,7 @@ import { ownsSession } from "./sessions.ts";
 /** A context block as JSON: binary data travels as base64. */
 type StoredBlock = { label?: string; text: string } | { label?: string; mimeType: string; data: string };
 
-const storeBlock = (b: ContextBlock): StoredBlock =>
-  "text" in b ? b : { label: b.label, mimeType: b.mimeType, data: Buffer.from(b.data).toString("base64") };
+const storeBlock = (b: ContextBlock): StoredBlock => ("text" in b ? b : { label: b.label, mimeType: b.mimeType, data: Buffer.from(b.data).toString("base64") });
 
 function loadBlock(b: StoredBlock): ContextBlock {
   if ("text" in b) return b;
@@ -214,18 +213,20 @@ export function turnRepo({ db, now }: StoreContext): TranscriptStore {
         return db.transaction(async (tx) => {
           // Bumping the session first both checks ownership and numbers the turn: the write
           // lock it takes serialises concurrent appends.
-          const session = await tx.get<{ turn_count: number }>(
-            `UPDATE sessions SET ${SESSION_TOTALS} WHERE id = ? AND tenant_id = ? RETURNING turn_count`,
-            [...values.totals, sessionId, tenantId],
-          );
+          const session = await tx.get<{ turn_count: number }>(`UPDATE sessions SET ${SESSION_TOTALS} WHERE id = ? AND tenant_id = ? RETURNING turn_count`, [
+            ...values.totals,
+            sessionId,
+            tenantId,
+          ]);
           if (session === undefined) return undefined;
           const seq = Number(session.turn_count);
-          await tx.run(`INSERT INTO turns (${TURN_COLUMNS.join(", ")}) VALUES (${TURN_COLUMNS.map(() => "?").join(", ")})`, [
-            sessionId,
-            seq,
-            ...values.turn,
-          ]);
-          await insertRows(tx, "tool_calls", TOOL_CALL_COLUMNS, record.toolCalls.map((c, i) => [sessionId, seq, ...toolCallValues(i, c)]));
+          await tx.run(`INSERT INTO turns (${TURN_COLUMNS.join(", ")}) VALUES (${TURN_COLUMNS.map(() => "?").join(", ")})`, [sessionId, seq, ...values.turn]);
+          await insertRows(
+            tx,
+            "tool_calls",
+            TOOL_CALL_COLUMNS,
+            record.toolCalls.map((c, i) => [sessionId, seq, ...toolCallValues(i, c)]),
+          );
           // The turn's events share its transaction: a replay never shows a turn the store lacks.
           await insertEvents(tx, sessionId, events, at);
           return seq;

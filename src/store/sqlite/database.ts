@@ -44,10 +44,8 @@ export class SqliteDatabase implements SqlDatabase {
   #closed = false;
   /** Statement runner used inside a transaction, where the queue is already held. */
   readonly #direct: Sql = {
-    all: async <T extends SqlRow>(sql: string, params: readonly SqlValue[] = []) =>
-      this.#prepare(sql).all(...params.map(toParam)) as T[],
-    get: async <T extends SqlRow>(sql: string, params: readonly SqlValue[] = []) =>
-      this.#prepare(sql).get(...params.map(toParam)) as T | undefined,
+    all: async <T extends SqlRow>(sql: string, params: readonly SqlValue[] = []) => this.#prepare(sql).all(...params.map(toParam)) as T[],
+    get: async <T extends SqlRow>(sql: string, params: readonly SqlValue[] = []) => this.#prepare(sql).get(...params.map(toParam)) as T | undefined,
     run: async (sql: string, params: readonly SqlValue[] = []) => Number(this.#prepare(sql).run(...params.map(toParam)).changes),
   };
 

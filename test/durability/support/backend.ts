@@ -45,7 +45,10 @@ export async function sqliteBackend(): Promise<DurabilityBackend> {
         }
         const db = new DatabaseSync(join(copyDir, SQLITE_FILE_NAME));
         try {
-          const integrity = db.prepare("PRAGMA integrity_check").all().map((r) => String(r["integrity_check"]));
+          const integrity = db
+            .prepare("PRAGMA integrity_check")
+            .all()
+            .map((r) => String(r["integrity_check"]));
           const foreignKeys = db.prepare("PRAGMA foreign_key_check").all();
           if (foreignKeys.length > 0) integrity.push(`foreign_key_check: ${JSON.stringify(foreignKeys)}`);
           return { integrity, results: queries.map((sql) => db.prepare(sql).all() as Row[]) };

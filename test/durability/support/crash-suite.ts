@@ -73,7 +73,10 @@ export function defineCrashSuite(name: string, makeBackend: () => Promise<Durabi
         await load.cleanDone;
         const clean = load.logs.find((l) => l.kind === "clean")!;
         expect((await request(server.url, "GET", `/v1/sessions/${clean.sessionId}`)).json.status).toBe("completed");
-        await until(() => load.completed() >= MIN_COMPLETED, () => `${MIN_COMPLETED} turns (saw ${load.completed()})`);
+        await until(
+          () => load.completed() >= MIN_COMPLETED,
+          () => `${MIN_COMPLETED} turns (saw ${load.completed()})`,
+        );
         await delay(Math.floor(Math.random() * 300));
 
         load.expectEnd();
@@ -89,7 +92,10 @@ export function defineCrashSuite(name: string, makeBackend: () => Promise<Durabi
         expect(crashed.statuses["active"] ?? 0).toBe(SESSIONS);
 
         server = await spawn();
-        await until(() => orphansMarked(server) >= SESSIONS, () => `${SESSIONS} abandoned sessions ended (saw ${orphansMarked(server)})`);
+        await until(
+          () => orphansMarked(server) >= SESSIONS,
+          () => `${SESSIONS} abandoned sessions ended (saw ${orphansMarked(server)})`,
+        );
         expect(orphansMarked(server)).toBe(SESSIONS);
         const problems = (await Promise.all(load.logs.map((log) => sessionProblems(server.url, log)))).flat();
         expect(problems).toEqual([]);

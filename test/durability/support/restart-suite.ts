@@ -74,8 +74,7 @@ function webClient(baseUrl: string) {
         if (status && status.code !== 0) throw new ConnectError("re-attach failed", status.code);
       });
     },
-    send: (sessionId: string, init: Parameters<typeof rq.user>[0]) =>
-      client.sendToSession({ sessionId, request: create(SessionRequestSchema, rq.user(init)) }),
+    send: (sessionId: string, init: Parameters<typeof rq.user>[0]) => client.sendToSession({ sessionId, request: create(SessionRequestSchema, rq.user(init)) }),
     async turnComplete(after: number) {
       await expect.poll(() => seen.some((r) => caseOf(r) === "turnComplete" && Number(r.seq) > after), { timeout: 20_000 }).toBe(true);
       return seen.filter((r) => caseOf(r) === "turnComplete" && Number(r.seq) > after);
@@ -188,68 +187,72 @@ export function defineRestartSuite(name: string, makeBackend: () => Promise<Dura
       expect((await server.stop("SIGTERM")).code).toBe(0);
     }, 90_000);
 
-    it.each(["SIGTERM", "SIGKILL"] as const)("a bidi client and a Connect-Web client keep their conversations across a %s restart", async (signal) => {
-      let server = await spawn();
-      const bidi = open(server.url);
-      const bidiSession = (await startSession(bidi, { model: MODEL })).sessionId;
-      fake.plan({ text: "Bidi one." });
-      bidi.send(rq.user("bidi first"));
-      expect(turnCompleteOf(await readTurn(bidi)).stopReason).toBe("end_turn");
-      const bidiSeen = Number(bidi.responses.seen.at(-1)!.seq);
+    it.each(["SIGTERM", "SIGKILL"] as const)(
+      "a bidi client and a Connect-Web client keep their conversations across a %s restart",
+      async (signal) => {
+        let server = await spawn();
+        const bidi = open(server.url);
+        const bidiSession = (await startSession(bidi, { model: MODEL })).sessionId;
+        fake.plan({ text: "Bidi one." });
+        bidi.send(rq.user("bidi first"));
+        expect(turnCompleteOf(await readTurn(bidi)).stopReason).toBe("end_turn");
+        const bidiSeen = Number(bidi.responses.seen.at(-1)!.seq);
 
-      const web = webClient(server.url);
-      web.start();
-      await expect.poll(() => web.seen.length).toBeGreaterThan(0);
-      const webSession = valueOf(web.seen[0]!, "sessionStarted").sessionId;
-      fake.plan({ text: "Web one." });
-      await web.send(webSession, "web first");
-      await web.turnComplete(0);
+        const web = webClient(server.url);
+        web.start();
+        await expect.poll(() => web.seen.length).toBeGreaterThan(0);
+        const webSession = valueOf(web.seen[0]!, "sessionStarted").sessionId;
+        fake.plan({ text: "Web one." });
+        await web.send(webSession, "web first");
+        await web.turnComplete(0);
 
-      if (signal === "SIGKILL") {
-        server.child.kill("SIGKILL");
-        await server.exited;
-      } else {
+        if (signal === "SIGKILL") {
+          server.child.kill("SIGKILL");
+          await server.exited;
+        } else {
+          expect((await server.stop("SIGTERM")).code).toBe(0);
+          expect((await bidi.status).code).toBe(Code.Unavailable);
+          expect((await web.ended()).code).toBe(Code.Unavailable);
+        }
+        web.drop();
+
+        server = await spawn();
+        // The bidi client: resume from the last seq it saw, then the next turn sees the first.
+        const bidi2 = await resumeBidi(server.url, bidiSession, bidiSeen);
+        const before = fake.requests.length;
+        fake.plan({ text: "Bidi two." });
+        bidi2.send(rq.user("bidi second"));
+        const turn = await readTurn(bidi2);
+        expect(turnCompleteOf(turn).stopReason).toBe("end_turn");
+        expect(turn.every((r) => Number(r.seq) > bidiSeen)).toBe(true);
+        const bidiRequest = fake.requests.findIndex((r, i) => i >= before && JSON.stringify(r.body).includes("bidi second"));
+        expect(conversationOf(fake, bidiRequest)).toEqual([
+          ["user", "bidi first"],
+          ["assistant", "Bidi one."],
+          ["user", "bidi second"],
+        ]);
+
+        // The Connect-Web client: a new downlink from its last seq, the next message over the uplink.
+        const webSeen = web.lastSeq();
+        await web.reattach(webSession, server.url);
+        fake.plan({ text: "Web two." });
+        await web.send(webSession, "web second");
+        await web.turnComplete(webSeen);
+        const webRequest = fake.requests.findIndex((r) => JSON.stringify(r.body).includes("web second"));
+        expect(conversationOf(fake, webRequest)).toEqual([
+          ["user", "web first"],
+          ["assistant", "Web one."],
+          ["user", "web second"],
+        ]);
+        const stored = await request(server.url, "GET", `/v1/sessions/${webSession}`);
+        expect(stored.json).toMatchObject({ turn_count: 2, attached_streams: 1 });
+
+        bidi2.end();
+        expect((await bidi2.status).code).toBe(0);
+        web.drop();
         expect((await server.stop("SIGTERM")).code).toBe(0);
-        expect((await bidi.status).code).toBe(Code.Unavailable);
-        expect((await web.ended()).code).toBe(Code.Unavailable);
-      }
-      web.drop();
-
-      server = await spawn();
-      // The bidi client: resume from the last seq it saw, then the next turn sees the first.
-      const bidi2 = await resumeBidi(server.url, bidiSession, bidiSeen);
-      const before = fake.requests.length;
-      fake.plan({ text: "Bidi two." });
-      bidi2.send(rq.user("bidi second"));
-      const turn = await readTurn(bidi2);
-      expect(turnCompleteOf(turn).stopReason).toBe("end_turn");
-      expect(turn.every((r) => Number(r.seq) > bidiSeen)).toBe(true);
-      const bidiRequest = fake.requests.findIndex((r, i) => i >= before && JSON.stringify(r.body).includes("bidi second"));
-      expect(conversationOf(fake, bidiRequest)).toEqual([
-        ["user", "bidi first"],
-        ["assistant", "Bidi one."],
-        ["user", "bidi second"],
-      ]);
-
-      // The Connect-Web client: a new downlink from its last seq, the next message over the uplink.
-      const webSeen = web.lastSeq();
-      await web.reattach(webSession, server.url);
-      fake.plan({ text: "Web two." });
-      await web.send(webSession, "web second");
-      await web.turnComplete(webSeen);
-      const webRequest = fake.requests.findIndex((r) => JSON.stringify(r.body).includes("web second"));
-      expect(conversationOf(fake, webRequest)).toEqual([
-        ["user", "web first"],
-        ["assistant", "Web one."],
-        ["user", "web second"],
-      ]);
-      const stored = await request(server.url, "GET", `/v1/sessions/${webSession}`);
-      expect(stored.json).toMatchObject({ turn_count: 2, attached_streams: 1 });
-
-      bidi2.end();
-      expect((await bidi2.status).code).toBe(0);
-      web.drop();
-      expect((await server.stop("SIGTERM")).code).toBe(0);
-    }, 90_000);
+      },
+      90_000,
+    );
   });
 }

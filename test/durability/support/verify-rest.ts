@@ -34,9 +34,7 @@ function turnProblems(stored: RestTurn, plan: PlannedTurn): string[] {
   }
   if (!same(stored.usage, plan.usage)) problems.push(`${where}: usage ${JSON.stringify(stored.usage)}, planned ${JSON.stringify(plan.usage)}`);
   if (stored.assistant.text !== plan.text) problems.push(`${where}: text ${JSON.stringify(stored.assistant.text)}, planned ${JSON.stringify(plan.text)}`);
-  const expectedCalls = plan.tool
-    ? [{ name: LOOKUP_TOOL, parameters: { key: plan.tool.key }, success: true, result: plan.tool.result }]
-    : [];
+  const expectedCalls = plan.tool ? [{ name: LOOKUP_TOOL, parameters: { key: plan.tool.key }, success: true, result: plan.tool.result }] : [];
   const calls = stored.tool_calls.map((c) => ({ name: c.name, parameters: c.parameters, success: c.success, result: c.result }));
   if (!same(calls, expectedCalls)) problems.push(`${where}: tool calls ${JSON.stringify(stored.tool_calls)}`);
   return problems;

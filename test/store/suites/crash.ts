@@ -39,44 +39,40 @@ async function writeUntilKilled(settings: StoreSettings, tenantName: string, min
 
 export function crashSuite(ctx: SuiteContext): void {
   describe("crash safety", () => {
-    it(
-      "kill -9 while appending leaves a consistent database that lost at most the turn in flight",
-      async () => {
-        const settings = await ctx.harness.newDatabase();
-        const tenantName = uniqueName("crash");
-        const runs = [];
-        for (let round = 0; round < ROUNDS; round++) runs.push(await writeUntilKilled(settings, tenantName, 2 + round * 3));
+    it("kill -9 while appending leaves a consistent database that lost at most the turn in flight", async () => {
+      const settings = await ctx.harness.newDatabase();
+      const tenantName = uniqueName("crash");
+      const runs = [];
+      for (let round = 0; round < ROUNDS; round++) runs.push(await writeUntilKilled(settings, tenantName, 2 + round * 3));
 
-        await ctx.harness.integrityCheck(settings);
-        const store = await openStore(settings);
-        try {
-          const tenant = (await store.getTenantByName(tenantName))!;
-          for (const { sessionId, acked } of runs) {
-            const session = (await store.getSession(tenant.id, sessionId))!;
-            // Every acknowledged turn survived; at most the one in flight is missing.
-            expect(session.turnCount).toBeGreaterThanOrEqual(acked);
-            expect(session.turnCount).toBeLessThanOrEqual(acked + 1);
-            const turns = (await store.listTurns(tenant.id, sessionId))!;
-            expect(turns.map((t) => t.seq)).toEqual(Array.from({ length: session.turnCount }, (_, i) => i + 1));
-            // No partial turn: every turn has exactly the tool calls it was written with.
-            for (const t of turns) {
-              expect(t.toolCalls.map((c) => c.id)).toEqual(toolCallsFor(t.seq).map((c) => c.id));
-              expect(t.usage).toEqual(usageFor(t.seq));
-            }
-            expect(session.usage).toEqual(sumUsage(turns.map((t) => usageFor(t.seq))));
-            expect(session.compactionCount).toBe(turns.reduce((n, t) => n + t.compactions, 0));
-            // Event batches are all-or-nothing, and come after their turn.
-            const events = (await store.readEvents(tenant.id, sessionId, { limit: 100_000 }))!;
-            expect(events.length % 3).toBe(0);
-            expect(events.map((e) => e.seq)).toEqual(Array.from({ length: events.length }, (_, i) => i + 1));
-            expect(events.length / 3).toBeGreaterThanOrEqual(session.turnCount - 1);
-            expect(events.length / 3).toBeLessThanOrEqual(session.turnCount);
+      await ctx.harness.integrityCheck(settings);
+      const store = await openStore(settings);
+      try {
+        const tenant = (await store.getTenantByName(tenantName))!;
+        for (const { sessionId, acked } of runs) {
+          const session = (await store.getSession(tenant.id, sessionId))!;
+          // Every acknowledged turn survived; at most the one in flight is missing.
+          expect(session.turnCount).toBeGreaterThanOrEqual(acked);
+          expect(session.turnCount).toBeLessThanOrEqual(acked + 1);
+          const turns = (await store.listTurns(tenant.id, sessionId))!;
+          expect(turns.map((t) => t.seq)).toEqual(Array.from({ length: session.turnCount }, (_, i) => i + 1));
+          // No partial turn: every turn has exactly the tool calls it was written with.
+          for (const t of turns) {
+            expect(t.toolCalls.map((c) => c.id)).toEqual(toolCallsFor(t.seq).map((c) => c.id));
+            expect(t.usage).toEqual(usageFor(t.seq));
           }
-        } finally {
-          await store.close();
+          expect(session.usage).toEqual(sumUsage(turns.map((t) => usageFor(t.seq))));
+          expect(session.compactionCount).toBe(turns.reduce((n, t) => n + t.compactions, 0));
+          // Event batches are all-or-nothing, and come after their turn.
+          const events = (await store.readEvents(tenant.id, sessionId, { limit: 100_000 }))!;
+          expect(events.length % 3).toBe(0);
+          expect(events.map((e) => e.seq)).toEqual(Array.from({ length: events.length }, (_, i) => i + 1));
+          expect(events.length / 3).toBeGreaterThanOrEqual(session.turnCount - 1);
+          expect(events.length / 3).toBeLessThanOrEqual(session.turnCount);
         }
-      },
-      60_000,
-    );
+      } finally {
+        await store.close();
+      }
+    }, 60_000);
   });
 }

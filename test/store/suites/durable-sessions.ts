@@ -49,7 +49,7 @@ export function durableSessionSuite(ctx: SuiteContext): void {
       await ctx.store().appendTurn(tenant.id, session.id, turnFor(1), events(1, 2), '{"v":1}');
       expect((await ctx.store().getResumableSession(tenant.id, session.id, 0))?.state).toBe('{"v":1}');
       await ctx.store().appendTurn(tenant.id, session.id, turnFor(2), events(3, 3));
-      expect((await ctx.store().getResumableSession(tenant.id, session.id, 0))).toMatchObject({ state: '{"v":1}', lastEventSeq: 3 });
+      expect(await ctx.store().getResumableSession(tenant.id, session.id, 0)).toMatchObject({ state: '{"v":1}', lastEventSeq: 3 });
       expect(await ctx.store().saveSessionState(tenant.id, session.id, '{"v":2}')).toBe(true);
       expect((await ctx.store().getResumableSession(tenant.id, session.id, 0))?.state).toBe('{"v":2}');
     });
@@ -65,7 +65,7 @@ export function durableSessionSuite(ctx: SuiteContext): void {
       const kept = (await ctx.store().readEvents(tenant.id, session.id))!.map((e) => e.seq);
       expect(kept).toEqual(events(5, n + 4).map((e) => e.seq));
       expect(await ctx.store().eventsPrunedThrough(tenant.id, session.id)).toBe(4);
-      expect((await ctx.store().getResumableSession(tenant.id, session.id, 0))).toMatchObject({ eventsPrunedThrough: 4, lastEventSeq: n + 4 });
+      expect(await ctx.store().getResumableSession(tenant.id, session.id, 0)).toMatchObject({ eventsPrunedThrough: 4, lastEventSeq: n + 4 });
     });
 
     it("endAbandonedSessions ends only live sessions of gone nodes that nobody touched within the grace", async () => {

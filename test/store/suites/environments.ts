@@ -45,12 +45,18 @@ export function environmentSuite(ctx: SuiteContext): void {
     it("names are unique per tenant only", async () => {
       const [tenant, other] = [await ctx.tenant(), await ctx.tenant()];
       await ctx.store().createEnvironment(tenant.id, { name: "lab" });
-      const dup = await ctx.store().createEnvironment(tenant.id, { name: "lab" }).catch((e: unknown) => e);
+      const dup = await ctx
+        .store()
+        .createEnvironment(tenant.id, { name: "lab" })
+        .catch((e: unknown) => e);
       expect(dup).toBeInstanceOf(RozError);
       expect((dup as RozError).reason).toBe("conflict");
       await expect(ctx.store().createEnvironment(other.id, { name: "lab" })).resolves.toMatchObject({ name: "lab" });
       const second = await ctx.store().createEnvironment(tenant.id, { name: "lab-2" });
-      const rename = await ctx.store().updateEnvironment(tenant.id, second.id, { name: "lab" }).catch((e: unknown) => e);
+      const rename = await ctx
+        .store()
+        .updateEnvironment(tenant.id, second.id, { name: "lab" })
+        .catch((e: unknown) => e);
       expect((rename as RozError).reason).toBe("conflict");
     });
 

@@ -30,7 +30,10 @@ export function eventSuite(ctx: SuiteContext): void {
       const tenant = await ctx.tenant();
       const session = await newSession(tenant);
       await ctx.store().appendEvents(tenant.id, session.id, events(1, 2));
-      const err = await ctx.store().appendEvents(tenant.id, session.id, events(3, 5).concat(events(2, 2))).catch((e: unknown) => e);
+      const err = await ctx
+        .store()
+        .appendEvents(tenant.id, session.id, events(3, 5).concat(events(2, 2)))
+        .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(RozError);
       expect((err as RozError).reason).toBe("conflict");
       expect((await ctx.store().readEvents(tenant.id, session.id))?.map((e) => e.seq)).toEqual([1, 2]);

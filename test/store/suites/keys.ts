@@ -33,7 +33,10 @@ export function keySuite(ctx: SuiteContext): void {
       const tenant = await ctx.tenant();
       const input = keyInput(tenant.id);
       await ctx.store().createKey(input);
-      const err = await ctx.store().createKey(input).catch((e: unknown) => e);
+      const err = await ctx
+        .store()
+        .createKey(input)
+        .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(RozError);
       expect((err as RozError).reason).toBe("conflict");
     });
@@ -87,7 +90,10 @@ export function keySuite(ctx: SuiteContext): void {
       // A revoked key cannot be rotated again.
       expect(await ctx.store().rotateKey(tenant.id, old.id, newSecret())).toBeUndefined();
       // A clashing hash rolls the revocation back.
-      const clash = await ctx.store().rotateKey(tenant.id, rotated!.id, next).catch((e: unknown) => e);
+      const clash = await ctx
+        .store()
+        .rotateKey(tenant.id, rotated!.id, next)
+        .catch((e: unknown) => e);
       expect((clash as RozError).reason).toBe("conflict");
       expect((await ctx.store().getKey(tenant.id, rotated!.id))?.revokedAt).toBeUndefined();
     });

@@ -80,7 +80,10 @@ export function sessionSuite(ctx: SuiteContext): void {
         Buffer.from([0xff, 0xfe]).toString("base64url"),
       ];
       for (const cursor of bad) {
-        const err = await ctx.store().listSessions(tenant.id, { cursor }).catch((e: unknown) => e);
+        const err = await ctx
+          .store()
+          .listSessions(tenant.id, { cursor })
+          .catch((e: unknown) => e);
         expect(err).toBeInstanceOf(RozError);
         expect(err).toMatchObject({ reason: "invalid_argument", code: "invalid_argument", message: "invalid cursor" });
       }
@@ -93,8 +96,7 @@ export function sessionSuite(ctx: SuiteContext): void {
       const b = await start(tenant, { environmentId: "env-b" });
       const c = await start(tenant, { environmentId: "env-a" });
       await ctx.store().updateSessionStatus(tenant.id, c.id, { status: "completed" });
-      const ids = async (filter: SessionFilter) =>
-        (await ctx.store().listSessions(tenant.id, filter)).items.map((s) => s.id).sort();
+      const ids = async (filter: SessionFilter) => (await ctx.store().listSessions(tenant.id, filter)).items.map((s) => s.id).sort();
       expect(await ids({ environmentId: "env-a" })).toEqual([a.id, c.id].sort());
       expect(await ids({ status: "active" })).toEqual([a.id, b.id].sort());
       expect(await ids({ status: "completed", environmentId: "env-a" })).toEqual([c.id]);

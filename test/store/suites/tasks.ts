@@ -36,7 +36,9 @@ export function taskSuite(ctx: SuiteContext): void {
       const w1 = await ctx.store().addWorker(tenant.id, task.id, worker(1));
       const w2 = await ctx.store().addWorker(tenant.id, task.id, worker(2));
       expect([w1?.index, w2?.index]).toEqual([1, 2]);
-      expect(await ctx.store().endWorker(tenant.id, task.id, w1!.id, { status: "completed", result: "done", usage: usage(1), transcript: [{ role: "user" }] })).toBe(true);
+      expect(
+        await ctx.store().endWorker(tenant.id, task.id, w1!.id, { status: "completed", result: "done", usage: usage(1), transcript: [{ role: "user" }] }),
+      ).toBe(true);
       expect(await ctx.store().endWorker(tenant.id, task.id, w1!.id, { status: "failed", failure: "timeout", usage: usage(5) })).toBe(false);
       expect(await ctx.store().endWorker(tenant.id, task.id, w2!.id, { status: "failed", failure: "model_error", usage: usage(2) })).toBe(true);
       const workers = await ctx.store().listWorkers(tenant.id, task.id);
@@ -54,7 +56,10 @@ export function taskSuite(ctx: SuiteContext): void {
       const task = await newTask(tenant);
       expect(await ctx.store().appendTeamEvents(tenant.id, task.id, events(1, 3))).toBe(true);
       expect(await ctx.store().appendTeamEvents(tenant.id, task.id, events(4, 1500))).toBe(true);
-      const err = await ctx.store().appendTeamEvents(tenant.id, task.id, events(1501, 1502).concat(events(3, 3))).catch((e: unknown) => e);
+      const err = await ctx
+        .store()
+        .appendTeamEvents(tenant.id, task.id, events(1501, 1502).concat(events(3, 3)))
+        .catch((e: unknown) => e);
       expect((err as RozError).reason).toBe("conflict");
       expect((await ctx.store().getTask(tenant.id, task.id))?.lastSeq).toBe(1500);
       const first = await ctx.store().readTeamEvents(tenant.id, task.id, { limit: 2 });

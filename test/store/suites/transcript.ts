@@ -6,8 +6,7 @@ import type { SuiteContext } from "../conformance.ts";
 import { sumUsage, thinkingBlocksFor, turnFor, usageFor } from "../fixtures.ts";
 
 export function transcriptSuite(ctx: SuiteContext): void {
-  const newSession = async (tenant: Tenant) =>
-    ctx.store().createSession(tenant.id, { environmentId: "env", model: "scripted/default" });
+  const newSession = async (tenant: Tenant) => ctx.store().createSession(tenant.id, { environmentId: "env", model: "scripted/default" });
 
   describe("transcript", () => {
     it("appendTurn numbers turns and listTurns returns the full records in order", async () => {
@@ -28,7 +27,10 @@ export function transcriptSuite(ctx: SuiteContext): void {
       const tenant = await ctx.tenant();
       const session = await newSession(tenant);
       // Signatures are opaque provider data: long, base64 or packed JSON, and must come back byte for byte.
-      const packed = `anthropic-blocks/1:${JSON.stringify([{ type: "thinking", thinking: "a \"quoted\" step", signature: "Eq==" }, { type: "redacted_thinking", data: "c2VjcmV0" }])}`;
+      const packed = `anthropic-blocks/1:${JSON.stringify([
+        { type: "thinking", thinking: 'a "quoted" step', signature: "Eq==" },
+        { type: "redacted_thinking", data: "c2VjcmV0" },
+      ])}`;
       const blocks = [
         { text: "Read the file first.", signature: "EqQBCgIYAhIM+/=".repeat(200), toolUse: true },
         { text: "Now grep — ünïcode 🙂 and\nnew lines.", signature: packed, toolUse: true },
@@ -126,7 +128,10 @@ export function transcriptSuite(ctx: SuiteContext): void {
       expect(await ctx.store().appendTurn(tenant.id, session.id, turnFor(1), [event(1), event(2)])).toBe(1);
       expect((await ctx.store().readEvents(tenant.id, session.id))?.map((e) => e.seq)).toEqual([1, 2]);
       const before = await ctx.store().getSession(tenant.id, session.id);
-      const err = await ctx.store().appendTurn(tenant.id, session.id, turnFor(2), [event(3), event(2)]).catch((e: unknown) => e);
+      const err = await ctx
+        .store()
+        .appendTurn(tenant.id, session.id, turnFor(2), [event(3), event(2)])
+        .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(RozError);
       expect((err as RozError).reason).toBe("conflict");
       expect(await ctx.store().getSession(tenant.id, session.id)).toEqual(before);

@@ -29,7 +29,8 @@ export function messagesRequestProblem(body: Obj): string | undefined {
   if (body.system !== undefined) {
     if (Array.isArray(body.system)) {
       for (const block of body.system) {
-        if (!isObj(block) || block.type !== "text" || typeof block.text !== "string" || block.text === "") return "system: text content blocks must be non-empty";
+        if (!isObj(block) || block.type !== "text" || typeof block.text !== "string" || block.text === "")
+          return "system: text content blocks must be non-empty";
         countCache(block);
       }
     } else if (typeof body.system !== "string") return "system: Input should be a valid string or list";
@@ -49,8 +50,9 @@ export function messagesRequestProblem(body: Obj): string | undefined {
   let open: Set<string> | undefined; // tool_use ids the next user message must answer
   for (const [i, m] of messages.entries()) {
     if (!isObj(m) || (m.role !== "user" && m.role !== "assistant")) return `messages.${i}.role: Input should be 'user' or 'assistant'`;
-    if (i === 0 && m.role !== "user") return "messages: first message must use the \"user\" role";
-    if (i > 0 && (messages[i - 1] as Obj).role === m.role) return `messages: roles must alternate between "user" and "assistant", but found multiple "${m.role}" roles in a row`;
+    if (i === 0 && m.role !== "user") return 'messages: first message must use the "user" role';
+    if (i > 0 && (messages[i - 1] as Obj).role === m.role)
+      return `messages: roles must alternate between "user" and "assistant", but found multiple "${m.role}" roles in a row`;
     const content = typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content;
     if (!Array.isArray(content) || content.length === 0) return `messages.${i}: all messages must have non-empty content`;
     if (m.role === "user") {
@@ -88,7 +90,8 @@ export function messagesRequestProblem(body: Obj): string | undefined {
         } else if (block.type === "redacted_thinking") {
           if (typeof block.data !== "string" || block.data === "") return `${at}.redacted_thinking.data: Field required`;
         } else if (block.type === "tool_use") {
-          if (typeof block.id !== "string" || typeof block.name !== "string" || !isObj(block.input)) return `${at}.tool_use: id, name and input (an object) are required`;
+          if (typeof block.id !== "string" || typeof block.name !== "string" || !isObj(block.input))
+            return `${at}.tool_use: id, name and input (an object) are required`;
           open.add(block.id);
         } else if (block.type === "text") {
           if (typeof block.text !== "string" || block.text === "") return `${at}: text content blocks must be non-empty`;
@@ -111,7 +114,8 @@ function userBlockProblem(block: Obj, at: string): string | undefined {
   if (block.type === "image") {
     const source = block.source as Obj | undefined;
     if (!isObj(source) || source.type !== "base64" || typeof source.data !== "string") return `${at}.image.source: expected a base64 source`;
-    if (!imageTypes.has(source.media_type as string)) return `${at}.image.source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'`;
+    if (!imageTypes.has(source.media_type as string))
+      return `${at}.image.source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'`;
     return undefined;
   }
   return `${at}.type: '${String(block.type)}' is not valid in a user message`;

@@ -92,11 +92,11 @@ export function argumentsJson(call: FakeToolCall): string {
 /** The usage to report for a reply (see `FakeReply.usage`). */
 export function usageFor(reply: FakeReply, requestBody: unknown): Required<FakeUsage> | undefined {
   if (reply.usage === false) return undefined;
-  const produced = (reply.text?.length ?? 0) + (reply.reasoning?.length ?? 0) +
-    (reply.toolCalls ?? []).reduce((n, c) => n + argumentsJson(c).length + c.name.length, 0);
+  const produced =
+    (reply.text?.length ?? 0) + (reply.reasoning?.length ?? 0) + (reply.toolCalls ?? []).reduce((n, c) => n + argumentsJson(c).length + c.name.length, 0);
   return {
     input: reply.usage?.input ?? Math.ceil(JSON.stringify(requestBody ?? "").length / 4),
-    output: reply.usage?.output ?? (reply.tokens ?? Math.ceil(produced / 4)),
+    output: reply.usage?.output ?? reply.tokens ?? Math.ceil(produced / 4),
     cached: reply.usage?.cached ?? 0,
     cacheCreation: reply.usage?.cacheCreation ?? 0,
     reasoning: reply.usage?.reasoning ?? Math.ceil((reply.reasoning?.length ?? 0) / 4),

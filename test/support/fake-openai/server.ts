@@ -241,11 +241,14 @@ async function writeFrames(
 }
 
 /** The APIs the fake speaks, by path: how a reply is rendered and what the API rejects. */
-const endpoints: Record<string, {
-  name: "chat" | "responses" | "messages";
-  frames: (reply: FakeReply, body: Record<string, unknown>, id: string) => Iterable<object>;
-  problem: (body: Record<string, unknown>) => string | undefined;
-}> = {
+const endpoints: Record<
+  string,
+  {
+    name: "chat" | "responses" | "messages";
+    frames: (reply: FakeReply, body: Record<string, unknown>, id: string) => Iterable<object>;
+    problem: (body: Record<string, unknown>) => string | undefined;
+  }
+> = {
   "/v1/chat/completions": { name: "chat", frames: (r, b, id) => chatFrames(r, b, `chatcmpl-${id}`), problem: chatRequestProblem },
   "/v1/responses": { name: "responses", frames: (r, b, id) => responsesFrames(r, b, `resp_${id}`), problem: responsesRequestProblem },
   // Anthropic Messages (test/support/fake-anthropic): the SDK's base URL is the fake's `url`.
@@ -254,7 +257,15 @@ const endpoints: Record<string, {
 
 /** Anthropic's error body: `{type: "error", error: {type, message}}`; 529 is `overloaded_error`. */
 function anthropicErrorReply(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
-  const types: Record<number, string> = { 400: "invalid_request_error", 401: "authentication_error", 403: "permission_error", 404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error", 529: "overloaded_error" };
+  const types: Record<number, string> = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    529: "overloaded_error",
+  };
   json(res, status, { type: "error", error: { type: types[status] ?? "api_error", message } }, headers);
 }
 

@@ -10,8 +10,10 @@ const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !
 /** OpenAI's rule for function names (tools and calls in history), with its wording. */
 function nameProblem(name: unknown, where: string): string | undefined {
   if (typeof name !== "string") return `Invalid '${where}': expected a string.`;
-  if (name.length > 64) return `Invalid '${where}': string too long. Expected a string with maximum length 64, but got a string with length ${name.length} instead.`;
-  if (!/^[a-zA-Z0-9_-]+$/.test(name)) return `Invalid '${where}': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.`;
+  if (name.length > 64)
+    return `Invalid '${where}': string too long. Expected a string with maximum length 64, but got a string with length ${name.length} instead.`;
+  if (!/^[a-zA-Z0-9_-]+$/.test(name))
+    return `Invalid '${where}': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.`;
   return undefined;
 }
 

@@ -23,7 +23,15 @@ export const haveChromium = existsSync(CHROMIUM) || process.env["CI"] !== undefi
 
 export const SCREENSHOTS = join(repoRoot, "test-artifacts", "screenshots");
 
-const launchArgs = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
+const launchArgs = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
 
 export interface ConsoleHarness {
   readonly server: TestServer;

@@ -35,7 +35,10 @@ const tools: BrowserTool[] = [
       parametersSchema: { type: "object", properties: {} },
       category: ToolCategoryHint.TOOL_CATEGORY_PURE,
     },
-    run: async () => ({ success: true, result: JSON.stringify({ iso: new Date().toISOString(), time_zone: Intl.DateTimeFormat().resolvedOptions().timeZone }) }),
+    run: async () => ({
+      success: true,
+      result: JSON.stringify({ iso: new Date().toISOString(), time_zone: Intl.DateTimeFormat().resolvedOptions().timeZone }),
+    }),
   },
   {
     schema: {

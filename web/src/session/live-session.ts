@@ -48,7 +48,9 @@ export class LiveSession {
 
   constructor(
     client: AgentClient,
-    target: { sessionId: string; onExpired?: () => Promise<{ items: SessionState["items"]; lastSeq: number } | undefined> } | { start: StartInit; firstMessage?: string },
+    target:
+      | { sessionId: string; onExpired?: () => Promise<{ items: SessionState["items"]; lastSeq: number } | undefined> }
+      | { start: StartInit; firstMessage?: string },
   ) {
     this.#client = client;
     this.#onExpired = "sessionId" in target ? target.onExpired : undefined;
@@ -113,14 +115,22 @@ export class LiveSession {
       } catch (err) {
         if (this.#abort.signal.aborted) return;
         const e = ConnectError.from(err);
-        if (e.code === Code.Unimplemented) return this.#finish("unsupported", "this server does not offer AttachSession yet: the transcript comes from REST only");
+        if (e.code === Code.Unimplemented)
+          return this.#finish("unsupported", "this server does not offer AttachSession yet: the transcript comes from REST only");
         const resumeFrom = e.code === Code.OutOfRange ? await this.#onExpired?.().catch(() => undefined) : undefined;
         if (resumeFrom && resumeFrom.lastSeq > this.state.lastSeq) {
           // Go on live from the session's last seq, with what came before from the stored transcript.
-          this.#update({ ...this.state, items: [...resumeFrom.items, { kind: "notice", tone: "info", text: "older events have expired: earlier turns come from the stored transcript" }], lastSeq: resumeFrom.lastSeq });
+          this.#update({
+            ...this.state,
+            items: [...resumeFrom.items, { kind: "notice", tone: "info", text: "older events have expired: earlier turns come from the stored transcript" }],
+            lastSeq: resumeFrom.lastSeq,
+          });
           continue;
         }
-        if ([Code.NotFound, Code.InvalidArgument, Code.OutOfRange, Code.Unauthenticated, Code.PermissionDenied, Code.FailedPrecondition].includes(e.code) || this.#start) {
+        if (
+          [Code.NotFound, Code.InvalidArgument, Code.OutOfRange, Code.Unauthenticated, Code.PermissionDenied, Code.FailedPrecondition].includes(e.code) ||
+          this.#start
+        ) {
           return this.#finish("failed", e.rawMessage);
         }
         this.detail = e.rawMessage;
@@ -146,7 +156,10 @@ export class LiveSession {
       await this.#client.sendToSession({ sessionId: this.state.sessionId, request: { request } });
     } catch (err) {
       const e = ConnectError.from(err);
-      this.#update({ ...this.state, items: [...this.state.items, { kind: "notice", tone: "error", text: `not delivered (${Code[e.code]}): ${e.rawMessage}` }] });
+      this.#update({
+        ...this.state,
+        items: [...this.state.items, { kind: "notice", tone: "error", text: `not delivered (${Code[e.code]}): ${e.rawMessage}` }],
+      });
       throw e;
     }
   }

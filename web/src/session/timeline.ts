@@ -5,8 +5,26 @@ import type { SessionResponse } from "../../../src/gen/roz/v1/agent_pb.js";
 export type Item =
   | { kind: "user"; messageId: string; text: string }
   | { kind: "assistant"; messageId: string; text: string; thinking: string }
-  | { kind: "tool"; id: string; name: string; parameters: JsonObject; workerId: string; state: "requested" | "answered" | "denied"; result?: string; success?: boolean }
-  | { kind: "approval"; id: string; toolName: string; parameters: JsonObject; reason: string; timeoutMs: number; receivedAt: number; state: "pending" | "approved" | "denied" | "resolved" }
+  | {
+      kind: "tool";
+      id: string;
+      name: string;
+      parameters: JsonObject;
+      workerId: string;
+      state: "requested" | "answered" | "denied";
+      result?: string;
+      success?: boolean;
+    }
+  | {
+      kind: "approval";
+      id: string;
+      toolName: string;
+      parameters: JsonObject;
+      reason: string;
+      timeoutMs: number;
+      receivedAt: number;
+      state: "pending" | "approved" | "denied" | "resolved";
+    }
   | { kind: "turn"; messageId: string; stopReason: string; input: number; output: number; cacheRead: number; cacheCreation: number }
   | { kind: "notice"; text: string; tone: "info" | "error" }
   | { kind: "team"; taskId: string };
@@ -24,7 +42,16 @@ export interface SessionState {
   answersTools: boolean;
 }
 
-export const emptyState = (sessionId = ""): SessionState => ({ sessionId, model: "", lastSeq: 0, items: [], activity: "idle", turnRunning: false, ended: false, answersTools: false });
+export const emptyState = (sessionId = ""): SessionState => ({
+  sessionId,
+  model: "",
+  lastSeq: 0,
+  items: [],
+  activity: "idle",
+  turnRunning: false,
+  ended: false,
+  answersTools: false,
+});
 
 const findLast = <K extends Item["kind"]>(items: Item[], kind: K, match: (i: Extract<Item, { kind: K }>) => boolean): number => {
   for (let i = items.length - 1; i >= 0; i--) {
@@ -79,12 +106,22 @@ export function applyResponse(state: SessionState, res: SessionResponse, now = D
       const v = r.value;
       const items = settleApproval(s.items, v.toolCallId, "approved");
       if (findLast(items, "tool", (t) => t.id === v.toolCallId) >= 0) return { ...s, items }; // re-sent on re-attach
-      return { ...s, turnRunning: true, items: [...items, { kind: "tool", id: v.toolCallId, name: v.toolName, parameters: v.parameters ?? {}, workerId: v.workerId, state: "requested" }] };
+      return {
+        ...s,
+        turnRunning: true,
+        items: [...items, { kind: "tool", id: v.toolCallId, name: v.toolName, parameters: v.parameters ?? {}, workerId: v.workerId, state: "requested" }],
+      };
     }
     case "toolDenied": {
       const v = r.value;
       const items = settleApproval(s.items, v.toolCallId, "denied");
-      return { ...s, items: [...items, { kind: "tool", id: v.toolCallId, name: v.toolName, parameters: {}, workerId: "", state: "denied", result: `${v.reason}: ${v.detail}` }] };
+      return {
+        ...s,
+        items: [
+          ...items,
+          { kind: "tool", id: v.toolCallId, name: v.toolName, parameters: {}, workerId: "", state: "denied", result: `${v.reason}: ${v.detail}` },
+        ],
+      };
     }
     case "activityUpdate": {
       const v = r.value;
@@ -92,7 +129,19 @@ export function applyResponse(state: SessionState, res: SessionResponse, now = D
       // Servers before ApprovalRequest name only the call (`detail`): the approval is shown without its details.
       const a = v.approval ?? (v.detail ? { toolCallId: v.detail, toolName: "", parameters: {}, reason: "", timeoutMs: 0 } : undefined);
       if (v.state === "waiting_approval" && a && findLast(items, "approval", (x) => x.id === a.toolCallId) < 0) {
-        items = [...items, { kind: "approval", id: a.toolCallId, toolName: a.toolName, parameters: a.parameters ?? {}, reason: a.reason, timeoutMs: a.timeoutMs, receivedAt: now, state: "pending" }];
+        items = [
+          ...items,
+          {
+            kind: "approval",
+            id: a.toolCallId,
+            toolName: a.toolName,
+            parameters: a.parameters ?? {},
+            reason: a.reason,
+            timeoutMs: a.timeoutMs,
+            receivedAt: now,
+            state: "pending",
+          },
+        ];
       }
       return { ...s, items, activity: v.state, turnRunning: s.turnRunning || v.state !== "idle" };
     }
@@ -100,13 +149,30 @@ export function applyResponse(state: SessionState, res: SessionResponse, now = D
       const v = r.value;
       const u = v.usage;
       let items = closeOpen(s.items).map((it): Item => (it.kind === "approval" && it.state === "pending" ? { ...it, state: "resolved" } : it));
-      items = [...items, { kind: "turn", messageId: v.messageId, stopReason: v.stopReason, input: u?.inputTokens ?? 0, output: u?.outputTokens ?? 0, cacheRead: u?.cacheReadTokens ?? 0, cacheCreation: u?.cacheCreationTokens ?? 0 }];
+      items = [
+        ...items,
+        {
+          kind: "turn",
+          messageId: v.messageId,
+          stopReason: v.stopReason,
+          input: u?.inputTokens ?? 0,
+          output: u?.outputTokens ?? 0,
+          cacheRead: u?.cacheReadTokens ?? 0,
+          cacheCreation: u?.cacheCreationTokens ?? 0,
+        },
+      ];
       return { ...s, items, turnRunning: false, activity: "idle" };
     }
     case "error":
       return { ...s, items: [...s.items, { kind: "notice", tone: "error", text: `${r.value.code}: ${r.value.message}` }] };
     case "contextCompacted":
-      return { ...s, items: [...s.items, { kind: "notice", tone: "info", text: `context compacted (${r.value.level}): ${r.value.tokensBefore} → ${r.value.tokensAfter} tokens` }] };
+      return {
+        ...s,
+        items: [
+          ...s.items,
+          { kind: "notice", tone: "info", text: `context compacted (${r.value.level}): ${r.value.tokensBefore} → ${r.value.tokensAfter} tokens` },
+        ],
+      };
     case "teamStarted":
       return { ...s, items: [...s.items, { kind: "team", taskId: r.value.taskId }] };
     default:
@@ -115,7 +181,11 @@ export function applyResponse(state: SessionState, res: SessionResponse, now = D
 }
 
 /** The user's own message, shown at once (the stream does not echo it). */
-export const addUserMessage = (s: SessionState, messageId: string, text: string): SessionState => ({ ...s, turnRunning: true, items: [...s.items, { kind: "user", messageId, text }] });
+export const addUserMessage = (s: SessionState, messageId: string, text: string): SessionState => ({
+  ...s,
+  turnRunning: true,
+  items: [...s.items, { kind: "user", messageId, text }],
+});
 
 /** Records the result this console sent for a tool call. */
 export function markToolAnswered(s: SessionState, id: string, success: boolean, result: string): SessionState {
@@ -126,4 +196,3 @@ export function markToolAnswered(s: SessionState, id: string, success: boolean, 
 
 /** Tool calls still waiting for a client result, in order. */
 export const openToolCalls = (s: SessionState) => s.items.filter((i): i is Extract<Item, { kind: "tool" }> => i.kind === "tool" && i.state === "requested");
-

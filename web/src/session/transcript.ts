@@ -19,7 +19,8 @@ export function transcriptItems(turns: readonly TurnJson[]): Item[] {
         ...(c.result !== undefined || c.error !== undefined ? { result: c.result ?? c.error ?? "" } : {}),
       });
     }
-    if (t.assistant.text || t.assistant.thinking) items.push({ kind: "assistant", messageId: t.message_id, text: t.assistant.text, thinking: t.assistant.thinking });
+    if (t.assistant.text || t.assistant.thinking)
+      items.push({ kind: "assistant", messageId: t.message_id, text: t.assistant.text, thinking: t.assistant.thinking });
     if (t.error) items.push({ kind: "notice", tone: "error", text: `${t.error.code}: ${t.error.message}` });
     items.push({
       kind: "turn",

@@ -32,7 +32,12 @@ function bodyOf(d: Draft): Record<string, unknown> {
     name: d.name,
     kind: d.kind,
     is_default: d.is_default,
-    permissions: d.permissions.map((r) => ({ tool_pattern: r.tool_pattern, policy: r.policy, ...(r.category ? { category: r.category } : {}), ...(r.reason ? { reason: r.reason } : {}) })),
+    permissions: d.permissions.map((r) => ({
+      tool_pattern: r.tool_pattern,
+      policy: r.policy,
+      ...(r.category ? { category: r.category } : {}),
+      ...(r.reason ? { reason: r.reason } : {}),
+    })),
     default_model: d.default_model.trim() || clear,
     system_instructions: d.system_instructions || clear,
   };
@@ -41,13 +46,30 @@ function bodyOf(d: Draft): Record<string, unknown> {
 
 const policies: RuleJson["policy"][] = ["allow", "require_confirmation", "deny"];
 
-function RuleRow({ rule, index, error, change, remove }: { rule: RuleJson; index: number; error: FormError | undefined; change: (r: RuleJson) => void; remove: () => void }) {
+function RuleRow({
+  rule,
+  index,
+  error,
+  change,
+  remove,
+}: {
+  rule: RuleJson;
+  index: number;
+  error: FormError | undefined;
+  change: (r: RuleJson) => void;
+  remove: () => void;
+}) {
   const f = (name: string) => `permissions.${index}.${name}`;
   return (
     <fieldset class="rule" aria-label={`Rule ${index + 1}`}>
       <label>
         Tool pattern
-        <input value={rule.tool_pattern} data-field={f("tool_pattern")} aria-describedby={`err-${f("tool_pattern")}`} onInput={(e) => change({ ...rule, tool_pattern: e.currentTarget.value })} />
+        <input
+          value={rule.tool_pattern}
+          data-field={f("tool_pattern")}
+          aria-describedby={`err-${f("tool_pattern")}`}
+          onInput={(e) => change({ ...rule, tool_pattern: e.currentTarget.value })}
+        />
         <FieldError error={error} field={f("tool_pattern")} id={`err-${f("tool_pattern")}`} />
       </label>
       <label>
@@ -61,7 +83,12 @@ function RuleRow({ rule, index, error, change, remove }: { rule: RuleJson; index
       </label>
       <label>
         Category
-        <select value={rule.category ?? ""} onChange={(e) => change({ ...rule, ...(e.currentTarget.value ? { category: e.currentTarget.value as RuleJson["category"] } : { category: undefined }) })}>
+        <select
+          value={rule.category ?? ""}
+          onChange={(e) =>
+            change({ ...rule, ...(e.currentTarget.value ? { category: e.currentTarget.value as RuleJson["category"] } : { category: undefined }) })
+          }
+        >
           <option value="">any</option>
           <option value="physical">physical</option>
           <option value="pure">pure</option>
@@ -97,11 +124,23 @@ function Editor({ initial, onSaved, onCancel }: { initial: Draft; onSaved: () =>
       setBusy(false);
     }
   };
-  const known = ["name", "kind", "default_model", "system_instructions", ...d.permissions.flatMap((_, i) => ["tool_pattern", "policy", "reason"].map((n) => `permissions.${i}.${n}`))];
+  const known = [
+    "name",
+    "kind",
+    "default_model",
+    "system_instructions",
+    ...d.permissions.flatMap((_, i) => ["tool_pattern", "policy", "reason"].map((n) => `permissions.${i}.${n}`)),
+  ];
   const input = (field: "name" | "kind" | "default_model", label: string) => (
     <>
       <label for={`env-${field}`}>{label}</label>
-      <input id={`env-${field}`} data-field={field} aria-describedby={`err-${field}`} value={d[field]} onInput={(e) => setD({ ...d, [field]: e.currentTarget.value })} />
+      <input
+        id={`env-${field}`}
+        data-field={field}
+        aria-describedby={`err-${field}`}
+        value={d[field]}
+        onInput={(e) => setD({ ...d, [field]: e.currentTarget.value })}
+      />
       <FieldError error={error} field={field} id={`err-${field}`} />
     </>
   );
@@ -128,7 +167,11 @@ function Editor({ initial, onSaved, onCancel }: { initial: Draft; onSaved: () =>
           remove={() => setD({ ...d, permissions: d.permissions.filter((_, j) => j !== i) })}
         />
       ))}
-      <button type="button" class="secondary" onClick={() => setD({ ...d, permissions: [...d.permissions, { tool_pattern: "", policy: "require_confirmation" }] })}>
+      <button
+        type="button"
+        class="secondary"
+        onClick={() => setD({ ...d, permissions: [...d.permissions, { tool_pattern: "", policy: "require_confirmation" }] })}
+      >
         Add rule
       </button>
       {unplaced(error, known) && (
@@ -160,7 +203,11 @@ export function EnvironmentsView() {
           New environment
         </button>
       </div>
-      {error && <p class="field-error" role="alert">{error}</p>}
+      {error && (
+        <p class="field-error" role="alert">
+          {error}
+        </p>
+      )}
       {editing && (
         <Editor
           key={editing.id ?? "new"}

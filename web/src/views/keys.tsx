@@ -32,13 +32,21 @@ function CreateKey({ onCreated }: { onCreated: (k: KeyJson) => void }) {
         <legend>Scopes (none ticked: the same as your key)</legend>
         {SCOPES.map((s) => (
           <label class="check">
-            <input type="checkbox" checked={scopes.includes(s)} onChange={(e) => setScopes(e.currentTarget.checked ? [...scopes, s] : scopes.filter((x) => x !== s))} />
+            <input
+              type="checkbox"
+              checked={scopes.includes(s)}
+              onChange={(e) => setScopes(e.currentTarget.checked ? [...scopes, s] : scopes.filter((x) => x !== s))}
+            />
             {s}
           </label>
         ))}
       </fieldset>
       <FieldError error={error} field="scopes" id="err-key-scopes" />
-      {unplaced(error, ["name", "scopes"]) && <p class="field-error" role="alert">{error?.message}</p>}
+      {unplaced(error, ["name", "scopes"]) && (
+        <p class="field-error" role="alert">
+          {error?.message}
+        </p>
+      )}
       <button type="submit">Create key</button>
     </form>
   );
@@ -70,7 +78,11 @@ export function KeysView({ created, setCreated }: { created: KeyJson | undefined
           reload();
         }}
       />
-      {(error || revokeError) && <p class="field-error" role="alert">{error || revokeError}</p>}
+      {(error || revokeError) && (
+        <p class="field-error" role="alert">
+          {error || revokeError}
+        </p>
+      )}
       <table class="table">
         <thead>
           <tr>

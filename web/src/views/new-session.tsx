@@ -37,7 +37,15 @@ export function NewSessionView({ client }: { client: AgentClient }) {
     return (
       <section class="page" aria-labelledby="new-title">
         <div class="page-head">
-          <h1 id="new-title">{id ? <>Session <span class="mono">{id.slice(0, 8)}</span></> : "New session"}</h1>
+          <h1 id="new-title">
+            {id ? (
+              <>
+                Session <span class="mono">{id.slice(0, 8)}</span>
+              </>
+            ) : (
+              "New session"
+            )}
+          </h1>
         </div>
         <LivePane live={live} />
       </section>
@@ -68,7 +76,13 @@ export function NewSessionView({ client }: { client: AgentClient }) {
           ))}
         </select>
         <label for="model">Model</label>
-        <input id="model" list="models" placeholder="the environment's or the server's default" value={model} onInput={(e) => setModel(e.currentTarget.value)} />
+        <input
+          id="model"
+          list="models"
+          placeholder="the environment's or the server's default"
+          value={model}
+          onInput={(e) => setModel(e.currentTarget.value)}
+        />
         <datalist id="models">
           {[...new Set([...models, ...envModels])].map((m) => (
             <option value={m} />

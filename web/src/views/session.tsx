@@ -15,7 +15,9 @@ export function useLive(live: LiveSession | undefined): void {
 }
 
 export function Timeline({ items, live }: { items: readonly Item[]; live?: LiveSession | undefined }) {
-  return <VirtualList class="timeline" items={items} estimate={64} stickToBottom label="Transcript" renderRow={(item) => <TimelineItem item={item} live={live} />} />;
+  return (
+    <VirtualList class="timeline" items={items} estimate={64} stickToBottom label="Transcript" renderRow={(item) => <TimelineItem item={item} live={live} />} />
+  );
 }
 
 const statusText: Record<LiveSession["status"], string> = {
@@ -139,7 +141,11 @@ export function SessionView({ id, client }: { id: string; client: AgentClient })
           </span>
         )}
       </div>
-      {error && <p class="field-error" role="alert">{error}</p>}
+      {error && (
+        <p class="field-error" role="alert">
+          {error}
+        </p>
+      )}
       {live && live.status === "unsupported" && (
         <p class="notice" role="status">
           {live.detail}

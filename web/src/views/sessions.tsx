@@ -49,13 +49,19 @@ export function SessionsView() {
       <div class="page-head">
         <h1 id="sessions-title">Sessions</h1>
         <span class="muted" aria-live="polite">
-          {sessions ? `${num(sessions.length)} sessions, ${num(sessions.filter((s) => s.status === "active" || s.status === "detached").length)} live` : "loading…"}
+          {sessions
+            ? `${num(sessions.length)} sessions, ${num(sessions.filter((s) => s.status === "active" || s.status === "detached").length)} live`
+            : "loading…"}
         </span>
         <a class="button" href={href.newSession}>
           New session
         </a>
       </div>
-      {error && <p class="field-error" role="alert">{error}</p>}
+      {error && (
+        <p class="field-error" role="alert">
+          {error}
+        </p>
+      )}
       <div class="srow head" aria-hidden="true">
         <span>status</span>
         <span>id</span>

@@ -4,7 +4,17 @@ import { rest, type KeyJson } from "../api/rest.ts";
 import { NewKey } from "../components/new-key.tsx";
 
 /** The key form: the key is checked against the API, then kept in this tab's sessionStorage only. */
-export function SignIn({ reason, onSignedIn, created, clearCreated }: { reason: string; onSignedIn: () => void; created?: KeyJson | undefined; clearCreated: () => void }) {
+export function SignIn({
+  reason,
+  onSignedIn,
+  created,
+  clearCreated,
+}: {
+  reason: string;
+  onSignedIn: () => void;
+  created?: KeyJson | undefined;
+  clearCreated: () => void;
+}) {
   const [key, setKey] = useState("");
   const [error, setError] = useState("");
   const [busy, setBusy] = useState(false);
@@ -30,10 +40,23 @@ export function SignIn({ reason, onSignedIn, created, clearCreated }: { reason: 
     <main class="center">
       <form class="card signin" onSubmit={submit} aria-labelledby="signin-title">
         <h1 id="signin-title">Sign in to roz</h1>
-        {reason && <p class="notice" role="status">{reason}</p>}
+        {reason && (
+          <p class="notice" role="status">
+            {reason}
+          </p>
+        )}
         {created?.key && <NewKey created={created} onDone={clearCreated} onUse={() => void signIn(created.key ?? "")} />}
         <label for="api-key">API key</label>
-        <input id="api-key" name="api-key" type="password" autocomplete="off" placeholder="roz_sk_…" value={key} onInput={(e) => setKey(e.currentTarget.value)} required />
+        <input
+          id="api-key"
+          name="api-key"
+          type="password"
+          autocomplete="off"
+          placeholder="roz_sk_…"
+          value={key}
+          onInput={(e) => setKey(e.currentTarget.value)}
+          required
+        />
         {error && (
           <p class="field-error" role="alert">
             {error}

@@ -35,7 +35,11 @@ function Approval({ item, live }: { item: Extract<Item, { kind: "approval" }>; l
     <div class={`card approval ${item.state}`} role="group" aria-label={`Approval for ${item.toolName}`} data-approval={item.id}>
       <div class="row">
         <strong>Approval needed: {item.toolName || `call ${item.id}`}</strong>
-        {item.state !== "pending" ? <span class="badge">{item.state}</span> : item.timeoutMs > 0 && <TimeLeft receivedAt={item.receivedAt} timeoutMs={item.timeoutMs} />}
+        {item.state !== "pending" ? (
+          <span class="badge">{item.state}</span>
+        ) : (
+          item.timeoutMs > 0 && <TimeLeft receivedAt={item.receivedAt} timeoutMs={item.timeoutMs} />
+        )}
       </div>
       {item.reason && <p class="reason">{item.reason}</p>}
       <pre class="args">{json(item.parameters)}</pre>

@@ -59,7 +59,11 @@ export function UsageView() {
       <div class="page-head">
         <h1 id="usage-title">Usage</h1>
       </div>
-      {error && <p class="field-error" role="alert">{error}</p>}
+      {error && (
+        <p class="field-error" role="alert">
+          {error}
+        </p>
+      )}
       {sessions && (
         <>
           <dl class="totals">

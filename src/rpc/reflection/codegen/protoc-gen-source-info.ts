@@ -12,12 +12,7 @@
  */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { base64Encode } from "@bufbuild/protobuf/wire";
-import {
-  CodeGeneratorRequestSchema,
-  CodeGeneratorResponse_Feature,
-  CodeGeneratorResponseSchema,
-  FileDescriptorSetSchema,
-} from "@bufbuild/protobuf/wkt";
+import { CodeGeneratorRequestSchema, CodeGeneratorResponse_Feature, CodeGeneratorResponseSchema, FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
 
 const outputBase = "source_info_pb";
 
