@@ -31,7 +31,7 @@ export function saveRun(run: RunFile): string {
 }
 
 /** A row's number: its `value`, or the first number in `measured`. */
-function valueOf(row: Row): number | undefined {
+function numberOf(row: Row): number | undefined {
   if (row.value !== undefined) return row.value;
   const m = /-?[\d,]*\.?\d+/.exec(row.measured);
   return m ? Number(m[0].replace(/,/g, "")) : undefined;
@@ -47,8 +47,8 @@ export function printComparison(earlierPath: string, current: RunFile): void {
     for (const row of rows) {
       const old = before.get(row.metric);
       if (!old) continue;
-      const a = valueOf(old);
-      const b = valueOf(row);
+      const a = numberOf(old);
+      const b = numberOf(row);
       const change = a !== undefined && b !== undefined && a !== 0 ? `${b >= a ? "+" : ""}${fmt((100 * (b - a)) / Math.abs(a), 1)}%` : "";
       lines.push([section, row.metric, old.measured, row.measured, change]);
     }

@@ -158,7 +158,10 @@ export function createMetrics(): Metrics {
           const model = catalog.resolve(name);
           if (!model) return undefined;
           let adapter = timed.get(model.adapter);
-          if (!adapter) timed.set(model.adapter, (adapter = timeAdapter(model.adapter)));
+          if (!adapter) {
+            adapter = timeAdapter(model.adapter);
+            timed.set(model.adapter, adapter);
+          }
           return { ...model, adapter };
         },
       };

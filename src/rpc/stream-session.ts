@@ -6,7 +6,7 @@ import {
   type SessionCommand,
   type SessionDeps,
   type SessionDirectory,
-  SessionRegistry,
+  type SessionRegistry,
   SessionStream,
   sessionErrorOf,
   type StreamSlots,

@@ -79,7 +79,7 @@ export class SessionStream {
    */
   #refusedBeforeStart(type: SessionCommand["type"]): boolean {
     if (type !== "user_message" && type !== "tool_result" && type !== "register_tools") return false;
-    this.#error("no_session", "send start before " + type);
+    this.#error("no_session", `send start before ${type}`);
     return true;
   }
 

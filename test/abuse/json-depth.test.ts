@@ -19,7 +19,7 @@ function nested(depth: number): JsonObject {
 }
 
 /** The same as JSON text, built without recursion (JSON.stringify would overflow). */
-const nestedText = (depth: number): string => '{"a":'.repeat(depth - 1) + "{}" + "}".repeat(depth - 1);
+const nestedText = (depth: number): string => `${'{"a":'.repeat(depth - 1)}{}${"}".repeat(depth - 1)}`;
 
 describe("JSON depth", () => {
   let server: TestServer;

@@ -12,7 +12,7 @@ const WORDS = { "100 KB": "a".repeat(100_000), "4 MB": "x".repeat(4_000_000) };
 
 /** A user message whose fenced script makes the scripted model call `read`, then answer. */
 const scriptedMessage = (extra: string): string =>
-  "```script\n" + JSON.stringify({ responses: [[{ tool_call: { name: "read", arguments: {} } }], [{ text: "done" }]] }) + "\n```\n" + extra;
+  `\`\`\`script\n${JSON.stringify({ responses: [[{ tool_call: { name: "read", arguments: {} } }], [{ text: "done" }]] })}\n\`\`\`\n${extra}`;
 
 describe("countTokens", () => {
   it("counts long words in bounded time", () => {

@@ -39,7 +39,7 @@ describe("API keys", () => {
     expect(a.hash).toBe(hashSecret(a.secret));
     expect(a.hash).toMatch(/^[0-9a-f]{64}$/);
     expect(looksLikeSecret(a.secret)).toBe(true);
-    expect(looksLikeSecret(a.secret + "x")).toBe(false);
+    expect(looksLikeSecret(`${a.secret}x`)).toBe(false);
   });
 
   it("are read from a Bearer authorization header only", () => {

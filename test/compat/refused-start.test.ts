@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { makeKey, type TestKey } from "../rest/support.ts";
 import { GRPC, type SessionFixture, startSessionFixture } from "../session/fixture.ts";
 import type { ClientKind } from "../support/session-client.ts";
-import { rq, type StartInit, tool, valueOf } from "../support/session-protocol.ts";
+import { rq, type StartInit, tool, responseValue } from "../support/session-protocol.ts";
 
 const PERMISSION_DENIED = 7;
 
@@ -36,7 +36,7 @@ describe.each<ClientKind>(["grpc-js", "connect"])("%s", (kind) => {
   it("a key without the sessions scope: in-band permission_denied, then PERMISSION_DENIED", async () => {
     const client = fx.open(kind, bearer(tasksOnly));
     client.send(rq.start());
-    expect(valueOf(await client.next(), "error")).toMatchObject({ code: "permission_denied", retryable: false });
+    expect(responseValue(await client.next(), "error")).toMatchObject({ code: "permission_denied", retryable: false });
     expect((await client.status).code).toBe(PERMISSION_DENIED);
   });
 
@@ -49,7 +49,7 @@ describe.each<ClientKind>(["grpc-js", "connect"])("%s", (kind) => {
     const key = await makeKey(fx.server, `tenant-${randomUUID()}`, ["sessions"]);
     const client = fx.open(kind, bearer(key));
     client.send(rq.start(start));
-    expect(valueOf(await client.next(), "error")).toMatchObject({ code, retryable: false });
+    expect(responseValue(await client.next(), "error")).toMatchObject({ code, retryable: false });
     expect((await client.status).code).toBe(status);
     expect(await stored(key)).toEqual({ environments: [], sessions: 0 });
 

@@ -9,7 +9,7 @@ import { clientToolsOf, messagesOf, SERVER_TOOLS, systemOf, toolNames } from "..
 import { GRPC, type SessionFixture, startSessionFixture } from "../session/fixture.ts";
 import { spawnServer, type SpawnedServer } from "../support/server.ts";
 import { type ClientKind, sessionClientFactory } from "../support/session-client.ts";
-import { barrier, nextOf, readTurn, rq, startSession, textOf, tool, turnCompleteOf, valueOf, valuesOf } from "../support/session-protocol.ts";
+import { barrier, nextOf, readTurn, rq, startSession, textOf, tool, turnCompleteOf, responseValue, valuesOf } from "../support/session-protocol.ts";
 
 const SAFE = /^[a-zA-Z0-9_-]{1,64}$/;
 const LONG_NAME = `robot_${"very_long_".repeat(7)}name`; // 82 characters
@@ -111,7 +111,7 @@ describe("history, duplicates and schemas (chat API)", () => {
         }),
       );
       expect((await client.next()).response.case).toBe("sessionStarted");
-      const error = valueOf(await client.next(), "error");
+      const error = responseValue(await client.next(), "error");
       expect(error).toMatchObject({ code: "invalid_argument", retryable: false });
       expect(error.message).toContain('history[2] (role "tool")');
       expect(error.message).toContain("history[3].parts[0] (empty)");
@@ -177,7 +177,7 @@ describe("history, duplicates and schemas (chat API)", () => {
   it("a parameters_schema that is not an object schema is still refused at start (connect)", async () => {
     const client = fx.open("connect");
     client.send(rq.start({ tools: [tool("probe", { parameters: { type: "string" } })] }));
-    expect(valueOf(await client.next(), "error")).toMatchObject({ code: "invalid_argument", retryable: false });
+    expect(responseValue(await client.next(), "error")).toMatchObject({ code: "invalid_argument", retryable: false });
     expect((await client.status).code).toBe(GRPC.INVALID_ARGUMENT);
   });
 });

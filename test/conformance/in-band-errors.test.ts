@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { MemoryPersistence } from "../../src/app/memory-persistence.ts";
 import { RozError } from "../../src/errors/index.ts";
 import type { ClientKind } from "../support/session-client.ts";
-import { nextOf, readTurn, rq, tool, turnCompleteOf, valueOf } from "../support/session-protocol.ts";
+import { nextOf, readTurn, rq, tool, turnCompleteOf, responseValue } from "../support/session-protocol.ts";
 import { GRPC, startWorld, type World } from "./support.ts";
 
 /** A tool list that decodes as protobuf but is refused by the server (its schema is not an object's). */
@@ -31,9 +31,9 @@ describe("in-band errors", () => {
     it("before start, a request is answered by what it is even when its content is refused: user_message and register_tools → no_session", async () => {
       const client = world.open(kind);
       client.send(rq.user("hi", { tools: badTools }));
-      expect(valueOf(await client.next(), "error")).toMatchObject({ code: "no_session", retryable: false });
+      expect(responseValue(await client.next(), "error")).toMatchObject({ code: "no_session", retryable: false });
       client.send(rq.register(badTools));
-      expect(valueOf(await client.next(), "error")).toMatchObject({ code: "no_session", retryable: false });
+      expect(responseValue(await client.next(), "error")).toMatchObject({ code: "no_session", retryable: false });
       // The stream goes on: a valid start still works.
       client.send(rq.start());
       expect((await client.next()).response.case).toBe("sessionStarted");
@@ -121,7 +121,7 @@ describe("§1 credentials on StreamSession", () => {
     const client = world.open("grpc-js");
     client.send(rq.start());
     const first = await client.next();
-    expect(valueOf(first, "error")).toMatchObject({ code, retryable });
+    expect(responseValue(first, "error")).toMatchObject({ code, retryable });
     expect(first.seq).toBe(0n);
     expect((await client.status).code).toBe(status);
   });

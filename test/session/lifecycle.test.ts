@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import type { SessionResponse } from "../../src/gen/roz/v1/agent_pb.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { ClientKind, SessionClient } from "../support/session-client.ts";
-import { barrier, caseOf, nextOf, readTurn, rq, sequenceProblem, show, tool, turnCompleteOf, valueOf, valuesOf } from "../support/session-protocol.ts";
+import { barrier, caseOf, nextOf, readTurn, rq, sequenceProblem, show, tool, turnCompleteOf, responseValue, valuesOf } from "../support/session-protocol.ts";
 import { GRPC, type SessionFixture, startSessionFixture, UUID } from "./fixture.ts";
 
 describe("sessions on the fake provider", () => {
@@ -32,7 +32,7 @@ describe("sessions on the fake provider", () => {
       const client = fx.open(kind);
       client.send(rq.start(start));
       const first = await client.next();
-      expect(valueOf(first, "error")).toMatchObject({ code, retryable: false });
+      expect(responseValue(first, "error")).toMatchObject({ code, retryable: false });
       expect(first.seq).toBe(0n);
       const end = await client.status;
       expect(end.code, end.message).toBe(status);
@@ -82,7 +82,7 @@ describe("sessions on the fake provider", () => {
     for (let i = 0; i < 3; i++) {
       const r = await client.next();
       expect(r.seq).toBe(0n);
-      expect(valueOf(r, "error")).toMatchObject({ code: "no_session", retryable: false });
+      expect(responseValue(r, "error")).toMatchObject({ code: "no_session", retryable: false });
     }
     // Ignored before start: nothing comes back for these.
     client.send(rq.cancelTurn());
@@ -90,9 +90,9 @@ describe("sessions on the fake provider", () => {
     client.send(rq.start());
     const started = await client.next();
     expect(started.seq).toBe(1n);
-    expect(valueOf(started, "sessionStarted").sessionId).toMatch(UUID);
+    expect(responseValue(started, "sessionStarted").sessionId).toMatch(UUID);
     client.send(rq.start());
-    expect(valueOf(await client.next(), "error")).toMatchObject({ code: "already_started", retryable: false });
+    expect(responseValue(await client.next(), "error")).toMatchObject({ code: "already_started", retryable: false });
   });
 
   it("cancel_session before start ends the call with OK (grpc-js)", async () => {

@@ -11,7 +11,7 @@ import { AgentService, type SessionResponse, SessionRequestSchema } from "../../
 import { request } from "../rest/support.ts";
 import { liveSession, startServer, type TestServer } from "../support/server.ts";
 import { type ClientKind, type SessionClient, type SessionClientFactory, sessionClientFactory } from "../support/session-client.ts";
-import { caseOf, nextOf, readTurn, rq, show, startSession, tool, valueOf } from "../support/session-protocol.ts";
+import { caseOf, nextOf, readTurn, rq, show, startSession, tool, responseValue } from "../support/session-protocol.ts";
 
 const script = (responses: unknown[][]): string => `script: ${JSON.stringify({ responses })}`;
 /** A turn that calls `read_file` once, then answers. */
@@ -57,13 +57,13 @@ describe.each<ClientKind>(["grpc-js", "connect"])("resume on StreamSession (%s)"
     const second = f.open();
     second.send(resume(sessionId, seen));
     const again = await second.next();
-    expect(valueOf(again, "toolRequest").toolCallId).toBe(request.toolCallId);
+    expect(responseValue(again, "toolRequest").toolCallId).toBe(request.toolCallId);
     expect(Number(again.seq)).toBeLessThanOrEqual(seen);
     expect(liveSession(server.app, sessionId)?.status).toBe("active");
     second.send(rq.toolResult(request.toolCallId, "hi"));
     const rest = await readTurn(second);
     expect(rest.every((r) => Number(r.seq) > seen)).toBe(true);
-    expect(valueOf(rest.at(-1)!, "turnComplete").stopReason).toBe("end_turn");
+    expect(responseValue(rest.at(-1)!, "turnComplete").stopReason).toBe("end_turn");
     second.end();
     expect((await second.status).code).toBe(0);
     expect(liveSession(server.app, sessionId)).toBeUndefined();
@@ -93,11 +93,11 @@ describe.each<ClientKind>(["grpc-js", "connect"])("resume on StreamSession (%s)"
     const { sessionId } = await startSession(first);
     const future = f.open();
     future.send(resume(sessionId, 99));
-    expect(valueOf(await future.next(), "error").code).toBe("invalid_argument");
+    expect(responseValue(await future.next(), "error").code).toBe("invalid_argument");
     expect((await future.status).code).toBe(Code.InvalidArgument);
     const unknown = f.open();
     unknown.send(resume("00000000-0000-4000-8000-000000000000", 0));
-    expect(valueOf(await unknown.next(), "error").code).toBe("not_found");
+    expect(responseValue(await unknown.next(), "error").code).toBe("not_found");
     expect((await unknown.status).code).toBe(Code.NotFound);
     // The refused resumes left the session alone.
     first.send(rq.ping());
@@ -154,7 +154,7 @@ describe("several clients on one session", () => {
     await Promise.all([readTurn(a), readTurn(b)]);
     expect(shown(b.responses.seen)).toEqual(shown(a.responses.seen).slice(1));
     const errors = kept(a.responses.seen).filter((r) => caseOf(r) === "error");
-    expect(errors.map((r) => valueOf(r, "error").code)).toEqual(["unknown_tool_call"]);
+    expect(errors.map((r) => responseValue(r, "error").code)).toEqual(["unknown_tool_call"]);
     const turns = await request(server.url, "GET", `/v1/sessions/${sessionId}/messages?format=turns`);
     const calls = (turns.json.turns as { tool_calls: { id: string; result: string }[] }[]).flatMap((t) => t.tool_calls);
     expect(calls.map((c) => c.id)).toEqual(["call_1", "call_2"]);
@@ -226,7 +226,7 @@ describe("retention", () => {
     expect(await small.app.store.pruneEvents()).toBeGreaterThan(0);
     const old = f.open();
     old.send(resume(sessionId, 0));
-    expect(valueOf(await old.next(), "error").code).toBe("events_expired");
+    expect(responseValue(await old.next(), "error").code).toBe("events_expired");
     expect((await old.status).code).toBe(Code.OutOfRange);
     const recent = f.open();
     recent.send(resume(sessionId, 8));
@@ -259,7 +259,7 @@ describe.each(["connect", "grpc-web"] as const)("AttachSession + SendToSession (
         }
       })().catch(() => undefined);
       await expect.poll(() => seen.length).toBeGreaterThan(0);
-      const sessionId = valueOf(seen[0]!, "sessionStarted").sessionId;
+      const sessionId = responseValue(seen[0]!, "sessionStarted").sessionId;
       const sent = await client.sendToSession({ sessionId, request: create(SessionRequestSchema, rq.user(toolTurn)) });
       expect(sent.lastSeq).toBe(1n);
       await expect.poll(() => seen.some((r) => caseOf(r) === "toolRequest")).toBe(true);
@@ -277,13 +277,13 @@ describe.each(["connect", "grpc-web"] as const)("AttachSession + SendToSession (
         }
       })();
       await expect.poll(() => again.length).toBeGreaterThan(0);
-      const call = valueOf(again[0]!, "toolRequest");
+      const call = responseValue(again[0]!, "toolRequest");
       await client.sendToSession({ sessionId, request: create(SessionRequestSchema, rq.toolResult(call.toolCallId, "hi")) });
       await expect.poll(() => again.some((r) => caseOf(r) === "turnComplete")).toBe(true);
       expect(
         again
           .filter((r) => caseOf(r) === "textDelta")
-          .map((r) => valueOf(r, "textDelta").content)
+          .map((r) => responseValue(r, "textDelta").content)
           .join(""),
       ).toBe("It says hi.");
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import type { SessionResponse } from "../../src/gen/roz/v1/agent_pb.js";
 import { startServer, type TestServer } from "../support/server.ts";
 import { type SessionClient, type SessionClientFactory, sessionClientFactory } from "../support/session-client.ts";
-import { caseOf, readTurn, rq, show, valueOf } from "../support/session-protocol.ts";
+import { caseOf, readTurn, rq, show, responseValue } from "../support/session-protocol.ts";
 import { type TimerTracker, trackTimers } from "../support/timer-tracker.ts";
 
 const SESSIONS = Number(process.env["STORM_SESSIONS"] ?? 200);
@@ -34,7 +34,7 @@ async function stormyClient(factory: SessionClientFactory): Promise<{ got: Sessi
   // 200 starts at once on a shared machine: give them time (the point here is the drops).
   client.send(rq.start());
   const started = await client.responses.nextMatching((r) => caseOf(r) === "sessionStarted", 60_000);
-  const { sessionId } = valueOf(started, "sessionStarted");
+  const { sessionId } = responseValue(started, "sessionStarted");
   // The never-disconnected client of the same session.
   const observer = factory.open();
   observer.send({ request: { case: "resume", value: { sessionId, afterSeq: 0n } } });

@@ -4,7 +4,7 @@ import type { TurnRecord } from "../../src/agent/index.ts";
 import type { LoggedEvent } from "../../src/session/index.ts";
 import { startServer, type TestServer } from "../support/server.ts";
 import { sessionClientFactory } from "../support/session-client.ts";
-import { caseOf, readTurn, rq, startSession, turnCompleteOf, valueOf } from "../support/session-protocol.ts";
+import { caseOf, readTurn, rq, startSession, turnCompleteOf, responseValue } from "../support/session-protocol.ts";
 
 /** Real session persistence in memory whose turn writes fail while `failing` is set. */
 class FlakyPersistence extends MemoryPersistence {
@@ -32,7 +32,7 @@ it("a turn the store refused is announced with a retryable internal error before
     const failed = await readTurn(client);
     const kinds = failed.map(caseOf);
     expect(kinds.at(-1)).toBe("turnComplete");
-    const error = valueOf(failed.at(-2)!, "error");
+    const error = responseValue(failed.at(-2)!, "error");
     expect(error).toMatchObject({ code: "internal", retryable: true });
 
     persistence.failing = false;

@@ -4,7 +4,7 @@ import type { SessionResponse } from "../../src/gen/roz/v1/agent_pb.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { issueKey } from "../../src/auth/index.ts";
 import type { ClientKind } from "../support/session-client.ts";
-import { caseOf, nextOf, readTurn, rq, sequenceProblem, startSession, tool, turnCompleteOf, valueOf } from "../support/session-protocol.ts";
+import { caseOf, nextOf, readTurn, rq, sequenceProblem, startSession, tool, turnCompleteOf, responseValue } from "../support/session-protocol.ts";
 import { GRPC, type SessionFixture, startSessionFixture, UUID } from "./fixture.ts";
 
 describe("keepalive every 200 ms", () => {
@@ -46,7 +46,7 @@ describe("keepalive every 200 ms", () => {
     const client = fx.open("connect");
     const first = await client.responses.nextMatching(isKeepalive, 5_000);
     expect(first.seq).toBe(0n);
-    const body = valueOf(first, "keepalive");
+    const body = responseValue(first, "keepalive");
     expect(body.tokensUsed).toBe(0);
     expect(body.tokensMax).toBe(200_000);
   });
@@ -108,7 +108,7 @@ describe("authentication required", () => {
       const client = fx.open(kind, headers);
       client.send(rq.start());
       const first = await client.next();
-      expect(valueOf(first, "error")).toMatchObject({ code: "unauthenticated", retryable: false });
+      expect(responseValue(first, "error")).toMatchObject({ code: "unauthenticated", retryable: false });
       expect((await client.status).code).toBe(GRPC.UNAUTHENTICATED);
       expect(fx.server.app.registry.size).toBe(0);
     });

@@ -29,7 +29,7 @@ export function toolCallsFor(n: number): ToolCallRecord[] {
 
 /** Thinking of turn `n`'s model calls: a signed call before its tools, then an unsigned answer. */
 export const thinkingBlocksFor = (n: number): ThinkingRecord[] => [
-  { text: `thinking about ${n}`, signature: `sig/${n}:` + "Eq+Bx/=".repeat(40), toolUse: true },
+  { text: `thinking about ${n}`, signature: `sig/${n}:${"Eq+Bx/=".repeat(40)}`, toolUse: true },
   { text: "then answering", toolUse: false },
 ];
 

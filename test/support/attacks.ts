@@ -26,7 +26,7 @@ async function rest(url: string, method: string, path: string, body: unknown, he
 
 /** A user message whose fenced script makes the scripted model call `name` once, then answer. */
 export const callToolScript = (name: string, extra = ""): string =>
-  "```script\n" + JSON.stringify({ responses: [[{ tool_call: { name, arguments: {} } }], [{ text: "done" }]] }) + "\n```\n" + extra;
+  `\`\`\`script\n${JSON.stringify({ responses: [[{ tool_call: { name, arguments: {} } }], [{ text: "done" }]] })}\n\`\`\`\n${extra}`;
 
 /** Permission globs: the extglob is refused; the worst valid pattern decides a 64-character tool. */
 export const globAttack: Attack = async (url, headers = {}) => {
@@ -42,7 +42,7 @@ export const globAttack: Attack = async (url, headers = {}) => {
     url,
     "POST",
     "/v1/environments",
-    { name: `worst-${Date.now()}-${Math.random()}`, permissions: [{ tool_pattern: "*a".repeat(30) + "*b", policy: "deny" }] },
+    { name: `worst-${Date.now()}-${Math.random()}`, permissions: [{ tool_pattern: `${"*a".repeat(30)}*b`, policy: "deny" }] },
     headers,
   );
   if (env.status !== 201) throw new Error(`environment: ${env.status}`);

@@ -63,7 +63,7 @@ export function show(response: SessionResponse): string {
 export const caseOf = (response: SessionResponse): ResponseCase | undefined => response.response.case;
 
 /** The value of `response`, which must be a `kind`. */
-export function valueOf<K extends ResponseCase>(response: SessionResponse, kind: K): ValueOf<K> {
+export function responseValue<K extends ResponseCase>(response: SessionResponse, kind: K): ValueOf<K> {
   if (response.response.case !== kind) throw new Error(`expected ${kind}, got ${show(response)}`);
   return response.response.value as ValueOf<K>;
 }
@@ -98,7 +98,7 @@ export const nextApprovalQuestion = (client: SessionClient, timeoutMs?: number):
 export async function startSession(client: SessionClient, start: StartInit = {}): Promise<ValueOf<"sessionStarted">> {
   client.send(rq.start(start));
   const first = await client.responses.nextMatching((r) => r.response.case !== "keepalive", 10_000);
-  return valueOf(first, "sessionStarted");
+  return responseValue(first, "sessionStarted");
 }
 
 /** Reads up to and including the next `turn_complete`; returns everything read. */
@@ -113,7 +113,7 @@ export async function readTurn(client: SessionClient, timeoutMs = 20_000): Promi
 }
 
 /** The `turn_complete` of a turn read by `readTurn` (its last response). */
-export const turnCompleteOf = (turn: readonly SessionResponse[]): ValueOf<"turnComplete"> => valueOf(turn.at(-1)!, "turnComplete");
+export const turnCompleteOf = (turn: readonly SessionResponse[]): ValueOf<"turnComplete"> => responseValue(turn.at(-1)!, "turnComplete");
 
 /** The text of every `text_delta`, joined. */
 export const textOf = (responses: readonly SessionResponse[]): string =>

@@ -16,7 +16,7 @@ import { request } from "../../rest/support.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "../../support/fake-openai/index.ts";
 import { type SpawnedServer, spawnServer } from "../../support/server.ts";
 import { type SessionClient, type SessionClientFactory, sessionClientFactory } from "../../support/session-client.ts";
-import { caseOf, readTurn, rq, startSession, turnCompleteOf, valueOf } from "../../support/session-protocol.ts";
+import { caseOf, readTurn, rq, startSession, turnCompleteOf, responseValue } from "../../support/session-protocol.ts";
 import type { DurabilityBackend } from "./backend.ts";
 
 const MODEL = "openai/fake-model";
@@ -170,9 +170,9 @@ export function defineRestartSuite(name: string, makeBackend: () => Promise<Dura
       server = await spawn();
       const b = await resumeBidi(server.url, sessionId, seen);
       const error = await b.responses.nextMatching((r) => caseOf(r) === "error", 15_000);
-      expect(valueOf(error, "error")).toMatchObject({ code: "interrupted", retryable: true });
+      expect(responseValue(error, "error")).toMatchObject({ code: "interrupted", retryable: true });
       expect(Number(error.seq)).toBeGreaterThan(seen);
-      const done = valueOf(await b.responses.nextMatching((r) => caseOf(r) === "turnComplete", 15_000), "turnComplete");
+      const done = responseValue(await b.responses.nextMatching((r) => caseOf(r) === "turnComplete", 15_000), "turnComplete");
       expect(done).toMatchObject({ messageId: "m2", stopReason: "error" });
       b.send(rq.user("again", { messageId: "m3" }));
       expect(turnCompleteOf(await readTurn(b)).stopReason).toBe("end_turn");
@@ -201,7 +201,7 @@ export function defineRestartSuite(name: string, makeBackend: () => Promise<Dura
         const web = webClient(server.url);
         web.start();
         await expect.poll(() => web.seen.length).toBeGreaterThan(0);
-        const webSession = valueOf(web.seen[0]!, "sessionStarted").sessionId;
+        const webSession = responseValue(web.seen[0]!, "sessionStarted").sessionId;
         fake.plan({ text: "Web one." });
         await web.send(webSession, "web first");
         await web.turnComplete(0);

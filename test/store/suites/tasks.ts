@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RozError } from "../../../src/errors/index.ts";
+import type { RozError } from "../../../src/errors/index.ts";
 import type { Tenant } from "../../../src/store/index.ts";
 import type { SuiteContext } from "../conformance.ts";
 

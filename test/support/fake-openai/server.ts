@@ -156,7 +156,9 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     requests,
     plan: (...replies) => void queue.push(...replies),
     pending: () => queue.length,
-    setDefaultReply: (reply) => void (defaultReply = reply),
+    setDefaultReply: (reply) => {
+      defaultReply = reply;
+    },
     async waitForRequest(index, timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;
       while (requests.length <= index) {

@@ -91,7 +91,12 @@ export function rpcClient(server: TestServer, headers: Record<string, string> = 
     createConnectTransport({
       baseUrl: server.url,
       httpVersion: "1.1",
-      interceptors: [(next) => (req) => (Object.entries(headers).forEach(([k, v]) => req.header.set(k, v)), next(req))],
+      interceptors: [
+        (next) => (req) => {
+          for (const [k, v] of Object.entries(headers)) req.header.set(k, v);
+          return next(req);
+        },
+      ],
     }),
   );
 }

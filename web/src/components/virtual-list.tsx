@@ -87,13 +87,18 @@ export function VirtualList<T>({ items, estimate, renderRow, stickToBottom = fal
   const rows = [];
   for (let i = first; i < last; i++) {
     rows.push(
+      // biome-ignore lint/a11y/useSemanticElements: rows are positioned absolutely inside the spacer; ul/li would bring list layout back
       <div role="listitem" class="vrow" key={i} data-index={i} style={{ transform: `translateY(${offsets[i]}px)` }}>
         {renderRow(items[i] as T, i)}
       </div>,
     );
   }
   return (
-    <div ref={viewport} class={`vlist ${cls}`} tabIndex={0} aria-label={label} data-count={items.length}>
+    // A scrolling region must be focusable so keyboard users can scroll it (WCAG 2.1.1).
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: see above
+    // biome-ignore lint/a11y/useSemanticElements: the viewport's element is measured and scrolled as a div
+    <div ref={viewport} class={`vlist ${cls}`} role="region" tabIndex={0} aria-label={label} data-count={items.length}>
+      {/* biome-ignore lint/a11y/useSemanticElements: see the rows above */}
       <div role="list" class="vspacer" style={{ height: `${total}px` }}>
         {rows}
       </div>

@@ -32,6 +32,7 @@ function Approval({ item, live }: { item: Extract<Item, { kind: "approval" }>; l
     void live?.decide(item.id, approved).catch(() => setBusy(false));
   };
   return (
+    // biome-ignore lint/a11y/useSemanticElements: a card of its own, not a form's fieldset
     <div class={`card approval ${item.state}`} role="group" aria-label={`Approval for ${item.toolName}`} data-approval={item.id}>
       <div class="row">
         <strong>Approval needed: {item.toolName || `call ${item.id}`}</strong>
