@@ -38,7 +38,9 @@ async function liveBacklog(client: AgentClient): Promise<{ sessionId: string; st
 
 export async function runReattach(options: BenchOptions): Promise<Row[]> {
   const attaches = pick(options, 100, 30);
-  const server = await startServerProcess({ kind: "roz" }, { profile: options.profile });
+  // Each re-attach here ends its stream with a reset, far more than a client would per second:
+  // the rapid-reset guard is for attackers, not for this measurement.
+  const server = await startServerProcess({ kind: "roz", env: { ROZ_HTTP2_MAX_RESETS_PER_SECOND: "0" } }, { profile: options.profile });
   const conn = connectClients(server.url, 2);
   try {
     const client = conn.clients[0] as AgentClient;

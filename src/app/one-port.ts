@@ -54,9 +54,12 @@ export class OnePortServer {
   constructor(handler: Handler, options: OnePortOptions) {
     this.#options = options;
     const h2Settings: http2.Settings = { maxConcurrentStreams: options.maxConcurrentStreams };
-    // nghttp2's own rapid-reset guard: a burst of client resets beyond this ends the session
-    // before any stream reaches JavaScript (Node's default burst is 1000).
-    const resetLimits = { streamResetBurst: 100, streamResetRate: 33 };
+    // nghttp2's own rapid-reset guard, behind ours: a burst of client resets twice our per-second
+    // cap ends the session before any more streams reach JavaScript (Node's default burst is
+    // 1000); ours answers first, with ENHANCE_YOUR_CALM. With our guard off (0), so is nghttp2's.
+    const resetRate = options.maxResetsPerSecond ?? 0;
+    const resetLimits =
+      resetRate > 0 ? { streamResetBurst: 2 * resetRate, streamResetRate: resetRate } : { streamResetBurst: 2 ** 31 - 1, streamResetRate: 2 ** 31 - 1 };
     this.#h1 = http.createServer(
       // Node checks header timeouts on this interval: keep it well below the timeout itself.
       { connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(options.headersTimeoutMs / 4))) },
