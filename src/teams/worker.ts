@@ -124,7 +124,6 @@ export class WorkerRun {
             result: (outcome) => running.submitToolResult(callId, outcome) === "accepted",
             decide: (approved) => {
               if (running.decidePermission(callId, approved) !== "accepted") return false;
-              void this.#log.append({ type: "worker_approval_resolved", workerId: spec.id, taskId: spec.taskId, approvalId: forwarded, approved });
               if (!approved && isPhysical(byName.get(toolName))) this.cancel("safety_violation");
               return true;
             },
@@ -148,6 +147,10 @@ export class WorkerRun {
             timeoutSecs: Math.ceil(event.approval.timeoutMs / 1000),
           });
           spec.parent.askApproval({ ...event.approval, toolCallId: forwarded });
+        } else if (event.type === "approval_resolved" && spec.parent) {
+          // However the wait ended (a decision, its timeout, a cancel), the team stream says so.
+          const approvalId = `${spec.id}/${event.toolCallId}`;
+          void this.#log.append({ type: "worker_approval_resolved", workerId: spec.id, taskId: spec.taskId, approvalId, approved: event.approved });
         } else if (event.type === "tool_request") {
           void this.#log.append({ type: "worker_tool_call", workerId: spec.id, tool: event.toolName });
           const forwarded = `${spec.id}/${event.toolCallId}`;
