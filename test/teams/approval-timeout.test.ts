@@ -32,9 +32,10 @@ describe("a worker's approval that times out", () => {
     const watcher = watch(server.url, created.json.id);
     const resolved = await watcher.until((e) => e.event.case === "workerApprovalResolved", 15_000);
     const requested = watcher.events.find((e) => e.event.case === "workerApprovalRequested");
-    expect(requested?.event.value).toMatchObject({ toolName: "arm_move", reason: "moves hardware" });
-    expect(resolved.event.value).toMatchObject({ approvalId: (requested?.event.value as { approvalId: string }).approvalId, approved: false });
-    expect(resolved.seq).toBeGreaterThan(requested!.seq);
+    if (requested?.event.case !== "workerApprovalRequested") throw new Error("no WorkerApprovalRequested before the resolution");
+    expect(requested.event.value).toMatchObject({ toolName: "arm_move", reason: "moves hardware" });
+    expect(resolved.event.value).toMatchObject({ approvalId: requested.event.value.approvalId, approved: false });
+    expect(resolved.seq).toBeGreaterThan(requested.seq);
     const task = await settledTask(api.get, created.json.id);
     expect(task.workers[0]).toMatchObject({ status: "completed", result: "not allowed, then" });
     call.end();
