@@ -69,6 +69,14 @@ describe("approval modifier", () => {
     expect(done.record.toolCalls[0]).toMatchObject({ permission: "approved", parameters: { x: 2.5, speed: "slow", path: [], keep: true } });
   });
 
+  it("inside a nested object it changes existing keys too, and keeps the ones it does not name", async () => {
+    const { agent, run } = await askedToMove({ x: 1, pose: { z: 1, speed: "fast" } });
+    expect(agent.decidePermission("m1", true, { pose: { z: 2 } })).toBe("accepted");
+    expect((await run.toolRequest()).parameters).toEqual({ x: 1, pose: { z: 2, speed: "fast" } });
+    agent.submitToolResult("m1", ok("moved"));
+    await run.done;
+  });
+
   it("an empty modifier changes nothing", async () => {
     const { agent, run } = await askedToMove({ x: 1 });
     agent.decidePermission("m1", true, {});
@@ -82,8 +90,10 @@ describe("approval modifier", () => {
     ["another type", { x: "1" }, 'the modifier changes "x" from number to string'],
     ["null for a number", { x: null }, 'the modifier changes "x" from number to null'],
     ["an object for an array", { path: { a: 1 } }, 'the modifier changes "path" from array to object'],
+    ["a new key inside a nested object", { pose: { z: 2, extra: 1 } }, 'the modifier adds "pose.extra"'],
+    ["another type inside a nested object", { pose: { z: "up" } }, 'the modifier changes "pose.z" from number to string'],
   ])("%s refuses the call with invalid_arguments: no request, the model is told", async (_name, modifier, why) => {
-    const { model, agent, run } = await askedToMove({ x: 1, path: [1] });
+    const { model, agent, run } = await askedToMove({ x: 1, path: [1], pose: { z: 1 } });
     agent.decidePermission("m1", true, modifier as JsonObject);
     const done = await run.done;
     expect(run.of("tool_request")).toHaveLength(0);
@@ -91,7 +101,7 @@ describe("approval modifier", () => {
     const denied = run.of("tool_denied")[0]!;
     expect(denied).toMatchObject({ toolCallId: "m1", reason: "invalid_arguments" });
     expect(denied.detail).toContain(why);
-    expect(done.record.toolCalls[0]).toMatchObject({ permission: "invalid_arguments", parameters: { x: 1, path: [1] } });
+    expect(done.record.toolCalls[0]).toMatchObject({ permission: "invalid_arguments", parameters: { x: 1, path: [1], pose: { z: 1 } } });
     expect(model.requests[1]!.messages.at(-1)!.parts[0]).toMatchObject({ type: "tool_result", isError: true, content: denied.detail });
     expectValidHistory(agent.history());
   });
