@@ -76,7 +76,8 @@ export function createStreamWriter(format: EventFormat, json: boolean): StreamWr
   return (item) => {
     const { event } = item;
     if (format !== "flat" && event) return encode({ ...item, event });
-    if (event?.type === "session_completed" || item.bytes?.length === 0) return [];
+    if (item.bytes?.length === 0) return [];
+    if (event !== undefined && item.bytes === undefined) return encode({ ...item, event });
     return [flatMessage(item, json)];
   };
 }

@@ -26,7 +26,12 @@ export function createResponseEncoder(format: EventFormat): ResponseEncoder {
   const state = envelopeStreamState();
   return (item) => {
     // Nothing follows a session's last event, so leaving it out of flat streams leaves no gap.
-    if (format === "flat") return item.event.type === "session_completed" ? [] : [responseToWire(item)];
+    if (format === "flat") {
+      const flat = responseToWire(item);
+      // session_completed (nothing follows it) and the envelope-only events (they share the
+      // seq of the event before them) have no flat variant: nothing, rather than an empty message.
+      return flat.response.case === undefined ? [] : [flat];
+    }
     const envelopes = envelopesOf(item, state);
     if (envelopes === undefined) return [responseToWire(item)];
     const seq = BigInt(item.seq);

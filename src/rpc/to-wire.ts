@@ -83,8 +83,8 @@ function responseOf(event: SessionEvent): ResponseCase {
         case: "toolDenied",
         value: { $typeName: "roz.v1.ToolDenied", toolCallId: event.toolCallId, toolName: event.toolName, reason: event.reason, detail: event.detail },
       };
-    // Envelope-only events: in the flat format a response with nothing but its `seq`,
-    // which keeps the numbering gap-free (v0.2 clients skip it like any unknown variant).
+    // Envelope-only events have no flat variant: flat streams write nothing for them (they
+    // share the seq of the event before them, so the numbering stays gap-free).
     case "approval_resolved":
     case "model_call_completed":
     case "session_completed":

@@ -10,6 +10,9 @@ import type { SessionRegistry } from "./session-registry.ts";
 import { encodeSnapshot, type RunningTurnInfo, type SessionOrigin } from "./snapshot.ts";
 import type { LoggedEvent, OutgoingEvent, SequencedEvent, SessionCommand, SessionErrorCode, SessionEvent } from "./types.ts";
 
+/** Events with no flat (v0.2) variant that are not the session's last: see `#number`. */
+const isEnvelopeOnly = (event: SessionEvent): boolean => event.type === "model_call_completed" || event.type === "approval_resolved";
+
 /** Merged deltas are flushed at this many characters even within one tick. */
 const MAX_MERGED_DELTA = 16_384;
 
@@ -219,6 +222,14 @@ export class Session {
   #number(event: SessionEvent): void {
     if (this.#held) {
       this.#held.push(event);
+      return;
+    }
+    // What only the event envelope can say (a model call's figures, how an approval ended)
+    // takes no number of its own: it goes out live with the seq of the event before it, so
+    // flat (v0.2) streams, which have no variant for it, see no gap and no empty message.
+    if (isEnvelopeOnly(event)) {
+      const sequenced = this.#sequenced(this.#seq, event);
+      for (const a of this.#attachments) a.deliver(sequenced);
       return;
     }
     this.#restoredUnnumbered = false;
