@@ -1,4 +1,5 @@
 import { RozError } from "../../errors/index.ts";
+import { MessageQueue } from "../message-queue.ts";
 import { isValidSubject, subjectMatches } from "../subject.ts";
 import type { BusMessage, EventBus, RequestHandler, Responder, SubscribeOptions, Subscription } from "../types.ts";
 
@@ -18,54 +19,27 @@ export function createMemoryBus(options: MemoryBusOptions = {}): EventBus {
 
 class MemorySubscription implements Subscription {
   readonly #filter: string;
-  readonly #maxPending: number;
-  readonly #onClose: (s: MemorySubscription) => void;
-  #items: BusMessage[] = [];
-  #wake: (() => void) | undefined;
-  #closed = false;
-  dropped = 0;
+  readonly #queue: MessageQueue;
 
   constructor(filter: string, maxPending: number, onClose: (s: MemorySubscription) => void) {
     this.#filter = filter;
-    this.#maxPending = maxPending;
-    this.#onClose = onClose;
+    this.#queue = new MessageQueue(maxPending, () => onClose(this));
+  }
+
+  get dropped(): number {
+    return this.#queue.dropped;
   }
 
   offer(message: BusMessage): void {
-    if (this.#closed || !subjectMatches(this.#filter, message.subject)) return;
-    this.#items.push(message);
-    if (this.#items.length > this.#maxPending) {
-      this.#items.shift();
-      this.dropped++;
-    }
-    const wake = this.#wake;
-    this.#wake = undefined;
-    wake?.();
+    if (subjectMatches(this.#filter, message.subject)) this.#queue.push(message);
   }
 
   close(): void {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#onClose(this);
-    const wake = this.#wake;
-    this.#wake = undefined;
-    wake?.();
+    this.#queue.close();
   }
 
-  async *[Symbol.asyncIterator](): AsyncGenerator<BusMessage> {
-    try {
-      for (;;) {
-        if (this.#closed) return;
-        const next = this.#items.shift();
-        if (next !== undefined) {
-          yield next;
-          continue;
-        }
-        await new Promise<void>((resolve) => (this.#wake = resolve));
-      }
-    } finally {
-      this.close();
-    }
+  [Symbol.asyncIterator](): AsyncIterator<BusMessage> {
+    return this.#queue[Symbol.asyncIterator]();
   }
 }
 

@@ -13,6 +13,7 @@ import {
   type StreamConfig,
 } from "@nats-io/jetstream";
 import { RozError, reasons, type Reason } from "../../errors/index.ts";
+import { MessageQueue } from "../message-queue.ts";
 import { isValidSubject } from "../subject.ts";
 import type { BusHealth, BusMessage, EventBus, RequestHandler, Responder, SubscribeFrom, SubscribeOptions, Subscription } from "../types.ts";
 
@@ -115,68 +116,43 @@ const fromHeaders = (h: MsgHdrs | undefined): Record<string, string> => {
 const isReason = (value: string): value is Reason => Object.hasOwn(reasons, value);
 
 class NatsSubscription implements Subscription {
-  readonly #maxPending: number;
-  #items: BusMessage[] = [];
-  #wake: (() => void) | undefined;
-  #closed = false;
+  readonly #queue: MessageQueue;
   #messages: ConsumerMessages | undefined;
   readonly #eventSubject: (natsSubject: string) => string;
-  readonly #onClose: (s: NatsSubscription) => void;
-  dropped = 0;
 
   constructor(maxPending: number, eventSubject: (natsSubject: string) => string, onClose: (s: NatsSubscription) => void) {
-    this.#maxPending = maxPending;
     this.#eventSubject = eventSubject;
-    this.#onClose = onClose;
+    this.#queue = new MessageQueue(maxPending, () => {
+      onClose(this);
+      // Closing an ordered consumer's messages also deletes the server-side consumer.
+      void this.#messages?.close().catch(() => {});
+    });
   }
 
   get closed(): boolean {
-    return this.#closed;
+    return this.#queue.closed;
+  }
+
+  get dropped(): number {
+    return this.#queue.dropped;
   }
 
   /** Takes over the consumer's messages (closing them at once when already closed). */
   attach(messages: ConsumerMessages): void {
     this.#messages = messages;
-    if (this.#closed) void messages.close().catch(() => {});
+    if (this.#queue.closed) void messages.close().catch(() => {});
   }
 
   offer(m: JsMsg): void {
-    if (this.#closed) return;
-    this.#items.push({ subject: this.#eventSubject(m.subject), seq: m.seq, data: m.data, headers: fromHeaders(m.headers) });
-    if (this.#items.length > this.#maxPending) {
-      this.#items.shift();
-      this.dropped++;
-    }
-    const wake = this.#wake;
-    this.#wake = undefined;
-    wake?.();
+    this.#queue.push({ subject: this.#eventSubject(m.subject), seq: m.seq, data: m.data, headers: fromHeaders(m.headers) });
   }
 
   close(): void {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#onClose(this);
-    // Closing an ordered consumer's messages also deletes the server-side consumer.
-    void this.#messages?.close().catch(() => {});
-    const wake = this.#wake;
-    this.#wake = undefined;
-    wake?.();
+    this.#queue.close();
   }
 
-  async *[Symbol.asyncIterator](): AsyncGenerator<BusMessage> {
-    try {
-      for (;;) {
-        if (this.#closed) return;
-        const next = this.#items.shift();
-        if (next !== undefined) {
-          yield next;
-          continue;
-        }
-        await new Promise<void>((resolve) => (this.#wake = resolve));
-      }
-    } finally {
-      this.close();
-    }
+  [Symbol.asyncIterator](): AsyncIterator<BusMessage> {
+    return this.#queue[Symbol.asyncIterator]();
   }
 }
 
