@@ -1,26 +1,15 @@
 // A real browser (headless Chromium via playwright-core) on ANOTHER origin runs a whole
 // session with @connectrpc/connect-web (Connect and gRPC-Web): a client-side tool, a reload
 // in the middle (re-attaching from the last seq kept in sessionStorage), and an approval.
-import { existsSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
+import { haveChromium, launchChromium } from "../support/chromium.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { request } from "../rest/support.ts";
 import { startServer, type TestServer } from "../support/server.ts";
-
-const CHROMIUM = "/usr/bin/chromium";
-const ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-];
 
 /** The fixture page and its bundle, served by a tiny HTTP server of its own (its own origin). */
 async function serveFixture(): Promise<{ server: Server; origin: string }> {
@@ -44,7 +33,7 @@ async function serveFixture(): Promise<{ server: Server; origin: string }> {
   return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
-const maybe = existsSync(CHROMIUM) ? describe : describe.skip;
+const maybe = haveChromium ? describe : describe.skip;
 
 maybe("a browser on another origin holds a session over AttachSession + SendToSession", () => {
   let fixture: { server: Server; origin: string };
@@ -57,7 +46,7 @@ maybe("a browser on another origin holds a session over AttachSession + SendToSe
       ROZ_KEEPALIVE_INTERVAL_MS: "3600000",
       ROZ_PERMISSION_RULES: JSON.stringify([{ tool_pattern: "delete_*", policy: "require_confirmation", reason: "deletes files" }]),
     });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+    browser = await launchChromium();
   }, 60_000);
   afterAll(async () => {
     await browser?.close();

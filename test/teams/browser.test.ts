@@ -1,17 +1,15 @@
 // WatchTeam from a real browser: Chromium (playwright-core, Debian's /usr/bin/chromium) runs
 // @connectrpc/connect-web's transports from a page on another origin (CORS), over HTTP/1.1.
-import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { extname, join, normalize } from "node:path";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
+import { haveChromium, launchChromium } from "../support/chromium.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot, startServer, type TestServer } from "../support/server.ts";
 import { client } from "../rest/support.ts";
 import { says, settledTask } from "./support.ts";
-
-const CHROMIUM = "/usr/bin/chromium";
 
 /** The page's import map: bare specifiers of connect-web, connect and protobuf to their ESM builds. */
 const imports = {
@@ -67,7 +65,7 @@ function startStatic(): Promise<{ server: Server; origin: string }> {
   );
 }
 
-describe.skipIf(!existsSync(CHROMIUM))("WatchTeam in Chromium with Connect-Web", () => {
+describe.skipIf(!haveChromium)("WatchTeam in Chromium with Connect-Web", () => {
   let roz: TestServer;
   let statics: { server: Server; origin: string };
   let browser: Browser;
@@ -78,7 +76,7 @@ describe.skipIf(!existsSync(CHROMIUM))("WatchTeam in Chromium with Connect-Web",
     const api = client(roz);
     taskId = (await api.post("/v1/tasks", { body: { prompt: says("from the browser's task") } })).json.id;
     await settledTask(api.get, taskId);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"] });
+    browser = await launchChromium();
   }, 60_000);
   afterAll(async () => {
     await browser?.close();

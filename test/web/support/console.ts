@@ -4,34 +4,23 @@
  * Every page records requests to other origins, and screenshots go to
  * test-artifacts/screenshots/ (CI keeps that folder as an artifact).
  */
-import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient, Code, ConnectError } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { launchChromium } from "../../support/chromium.ts";
 import { AgentService } from "../../../src/gen/roz/v1/agent_pb.js";
 import { buildConsole } from "../../../web/build.ts";
 import { repoRoot, startServer, type TestServer } from "../../support/server.ts";
 import { sessionClientFactory } from "../../support/session-client.ts";
 import { readTurn, rq, startSession } from "../../support/session-protocol.ts";
 
-export const CHROMIUM = process.env["ROZ_TEST_CHROMIUM"] ?? "/usr/bin/chromium";
 /** Without Chromium the browser tests skip locally; in CI (`CI` set) they must run. */
-export const haveChromium = existsSync(CHROMIUM) || process.env["CI"] !== undefined;
+export { CHROMIUM, haveChromium } from "../../support/chromium.ts";
 
 export const SCREENSHOTS = join(repoRoot, "test-artifacts", "screenshots");
-
-const launchArgs = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-];
 
 export interface ConsoleHarness {
   readonly server: TestServer;
@@ -48,7 +37,7 @@ export async function startConsole(env: Record<string, string> = {}): Promise<Co
   const dir = await mkdtemp(join(tmpdir(), "roz-console-"));
   await buildConsole(dir);
   const server = await startServer({ ROZ_CONSOLE_DIR: dir, ...env });
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: launchArgs, headless: true });
+  const browser = await launchChromium();
   const origin = new URL(server.url).origin;
   const foreignRequests: string[] = [];
   const contexts: BrowserContext[] = [];
