@@ -29,6 +29,10 @@ export interface StoreHarness {
 }
 
 /** What each part of the suite gets: the shared store (retention: 5 events, 60 s after end). */
+/** The order of every list: newest first, ties (the same millisecond) broken by id, descending. */
+export const newestFirst = (a: { createdAt: number; id: string }, b: { createdAt: number; id: string }): number =>
+  b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+
 export interface SuiteContext {
   harness: StoreHarness;
   store(): Store;

@@ -1,10 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { RozError } from "../../../src/errors/index.ts";
 import type { NewSession, Session, SessionFilter, Tenant } from "../../../src/store/index.ts";
-import type { SuiteContext } from "../conformance.ts";
+import { newestFirst, type SuiteContext } from "../conformance.ts";
 import { uniqueName } from "../fixtures.ts";
-
-const newestFirst = (a: Session, b: Session) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
 
 export function sessionSuite(ctx: SuiteContext): void {
   const start = (tenant: Tenant, extra: Partial<NewSession> = {}) =>
