@@ -1,17 +1,12 @@
 // ROZ_EVENT_FORMAT: the format of streams whose metadata chooses none; the header wins.
 // Also `buf curl`, with the schema from reflection, reading envelopes off a real session.
-import { execFile } from "node:child_process";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { helpText, loadConfig } from "../../src/app/config.ts";
+import { bufCurl, bufCurlMessages } from "../support/buf-curl.ts";
 import { startServer, type TestServer } from "../support/server.ts";
 import { type SessionClientFactory, sessionClientFactory } from "../support/session-client.ts";
 import { rq, startSession } from "../support/session-protocol.ts";
 import { createUpstreamClient, up, type UpstreamClient } from "../support/upstream-client.ts";
-
-const run = promisify(execFile);
-const bufScript = fileURLToPath(new URL("../../node_modules/@bufbuild/buf/bin/buf", import.meta.url));
 
 describe("ROZ_EVENT_FORMAT configuration", () => {
   it("defaults to flat, takes flat, envelope or both, and refuses anything else naming the variable", () => {
@@ -63,24 +58,9 @@ describe("a server whose default is envelope", () => {
   });
 
   it("buf curl reads the envelopes with the schema it got from reflection", async () => {
-    const { stdout } = await run(
-      process.execPath,
-      [
-        bufScript,
-        "curl",
-        "--http2-prior-knowledge",
-        "--protocol",
-        "grpc",
-        "-d",
-        '{"start":{}} {"userMessage":{"content":"hello","messageId":"b-1"}}',
-        `${server.url}/roz.v1.AgentService/StreamSession`,
-      ],
-      { timeout: 30_000 },
+    const responses = bufCurlMessages<{ seq: string; sessionEvent?: { eventType: string; [k: string]: unknown } }>(
+      await bufCurl(["-d", '{"start":{}} {"userMessage":{"content":"hello","messageId":"b-1"}}', `${server.url}/roz.v1.AgentService/StreamSession`]),
     );
-    const responses = stdout
-      .trim()
-      .split(/\n(?=\{)/)
-      .map((text) => JSON.parse(text) as { seq: string; sessionEvent?: { eventType: string; [k: string]: unknown } });
     const types = responses.map((r) => r.sessionEvent?.eventType);
     expect(types[0]).toBe("session_started");
     expect(types).toEqual(expect.arrayContaining(["turn_started", "text_delta", "model_call", "turn_finished"]));

@@ -1,14 +1,8 @@
 // `buf curl` (the real CLI from @bufbuild/buf) resolving roz.v1 through our reflection service,
 // once per reflection protocol, over gRPC on cleartext HTTP/2.
-import { execFile } from "node:child_process";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bufCurl as bufCurlGrpc } from "../support/buf-curl.ts";
 import { startReflectionServer, stubEventTime, type ReflectionTestServer } from "./reflection-server.ts";
-
-const run = promisify(execFile);
-// The npm package's launcher script, run with this (Node 24) process's node.
-const bufScript = fileURLToPath(new URL("../../node_modules/@bufbuild/buf/bin/buf", import.meta.url));
 
 let server: ReflectionTestServer;
 beforeAll(async () => {
@@ -19,14 +13,7 @@ afterAll(async () => {
 });
 
 describe.each(["grpc-v1", "grpc-v1alpha"])("buf curl --reflect-protocol %s", (protocol) => {
-  const bufCurl = async (...args: string[]): Promise<string> => {
-    const { stdout } = await run(
-      process.execPath,
-      [bufScript, "curl", "--http2-prior-knowledge", "--protocol", "grpc", "--reflect-protocol", protocol, ...args],
-      { timeout: 20_000 },
-    );
-    return stdout;
-  };
+  const bufCurl = (...args: string[]): Promise<string> => bufCurlGrpc(["--reflect-protocol", protocol, ...args], 20_000);
 
   it("lists services and methods", async () => {
     const services = (await bufCurl("--list-services", server.url)).trim().split("\n");

@@ -1,14 +1,12 @@
 // Sessions that outlive their stream (session-behaviour.md §6): resume from a seq, several
 // clients on one session, AttachSession + SendToSession, expired and future seqs.
-import { execFile } from "node:child_process";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentService, type SessionResponse, SessionRequestSchema } from "../../src/gen/roz/v1/agent_pb.js";
 import { request } from "../rest/support.ts";
+import { bufCurl, bufCurlMessages } from "../support/buf-curl.ts";
 import { liveSession, startServer, type TestServer } from "../support/server.ts";
 import { type ClientKind, type SessionClient, type SessionClientFactory, sessionClientFactory } from "../support/session-client.ts";
 import { caseOf, nextOf, readTurn, rq, show, startSession, tool, responseValue } from "../support/session-protocol.ts";
@@ -309,7 +307,6 @@ describe.each(["connect", "grpc-web"] as const)("AttachSession + SendToSession (
 });
 
 describe("buf curl", () => {
-  const bufScript = fileURLToPath(new URL("../../node_modules/@bufbuild/buf/bin/buf", import.meta.url));
   it("reconnects as docs/resume.md shows: resume after the last seq seen, then the next message", async () => {
     const a = factory("grpc-js").open();
     const { sessionId } = await startSession(a);
@@ -319,15 +316,9 @@ describe("buf curl", () => {
     a.cancel();
     await a.status;
     const body = `{"resume":{"session_id":"${sessionId}","after_seq":${seen}}} {"user_message":{"content":"still there?"}}`;
-    const { stdout } = await promisify(execFile)(
-      process.execPath,
-      [bufScript, "curl", "--http2-prior-knowledge", "--protocol", "grpc", "-d", body, `${server.url}/roz.v1.AgentService/StreamSession`],
-      { timeout: 30_000 },
+    const responses = bufCurlMessages<{ seq: string; turnComplete?: object; textDelta?: { content: string } }>(
+      await bufCurl(["-d", body, `${server.url}/roz.v1.AgentService/StreamSession`]),
     );
-    const responses = stdout
-      .trim()
-      .split(/\n(?=\{)/)
-      .map((text) => JSON.parse(text) as { seq: string; turnComplete?: object; textDelta?: { content: string } });
     expect(Number(responses[0]!.seq)).toBe(seen + 1);
     expect(responses.map((r) => r.textDelta?.content ?? "").join("")).toContain("still there?");
     expect(responses.at(-1)!.turnComplete).toBeDefined();

@@ -1,7 +1,4 @@
 // WatchTeam from other real clients: the buf CLI (gRPC over h2c) and Connect-Web's transport over HTTP/1.1 fetch.
-import { execFile } from "node:child_process";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { ConnectError, createClient, Code } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-web";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -9,9 +6,7 @@ import { AgentService } from "../../src/gen/roz/v1/agent_pb.js";
 import { startServer, type TestServer } from "../support/server.ts";
 import { client } from "../rest/support.ts";
 import { says, settledTask, watch } from "./support.ts";
-
-const run = promisify(execFile);
-const bufScript = fileURLToPath(new URL("../../node_modules/@bufbuild/buf/bin/buf", import.meta.url));
+import { bufCurl, bufCurlMessages } from "../support/buf-curl.ts";
 
 let server: TestServer;
 let taskId: string;
@@ -30,56 +25,19 @@ afterAll(() => server.close());
 
 describe("WatchTeam through other clients", () => {
   it("buf curl (gRPC, h2c prior knowledge, schema from reflection) prints the whole log and exits 0", async () => {
-    const { stdout } = await run(
-      process.execPath,
-      [
-        bufScript,
-        "curl",
-        "--http2-prior-knowledge",
-        "--protocol",
-        "grpc",
-        "-d",
-        JSON.stringify({ task_id: taskId }),
-        `${server.url}/roz.v1.AgentService/WatchTeam`,
-      ],
-      { timeout: 30_000 },
+    const events = bufCurlMessages<{ seq: string; workerCompleted?: { result: string } }>(
+      await bufCurl(["-d", JSON.stringify({ task_id: taskId }), `${server.url}/roz.v1.AgentService/WatchTeam`]),
     );
-    // One pretty-printed JSON object per event.
-    const events = stdout.split(/\n(?=\{)/).map((chunk) => JSON.parse(chunk) as { seq: string; workerCompleted?: { result: string } });
     expect(events.map((e) => Number(e.seq))).toEqual(Array.from({ length: expected }, (_, i) => i + 1));
     expect(events.flatMap((e) => (e.workerCompleted ? [e.workerCompleted.result] : [])).sort()).toEqual(["left", "right"]);
-    const after = await run(
-      process.execPath,
-      [
-        bufScript,
-        "curl",
-        "--http2-prior-knowledge",
-        "--protocol",
-        "grpc",
-        "-d",
-        JSON.stringify({ task_id: taskId, after_seq: expected - 1 }),
-        `${server.url}/roz.v1.AgentService/WatchTeam`,
-      ],
-      { timeout: 30_000 },
-    );
-    expect(JSON.parse(after.stdout)).toMatchObject({ seq: String(expected), workerExited: { parentTaskId: taskId } });
+    const after = await bufCurl(["-d", JSON.stringify({ task_id: taskId, after_seq: expected - 1 }), `${server.url}/roz.v1.AgentService/WatchTeam`]);
+    expect(JSON.parse(after)).toMatchObject({ seq: String(expected), workerExited: { parentTaskId: taskId } });
   });
 
   it("buf curl on an unknown task reports not_found", async () => {
-    const failed = await run(
-      process.execPath,
-      [
-        bufScript,
-        "curl",
-        "--http2-prior-knowledge",
-        "--protocol",
-        "grpc",
-        "-d",
-        '{"task_id":"00000000-0000-4000-8000-000000000000"}',
-        `${server.url}/roz.v1.AgentService/WatchTeam`,
-      ],
-      { timeout: 30_000 },
-    ).catch((err: { stderr: string; code: number }) => err);
+    const failed = await bufCurl(["-d", '{"task_id":"00000000-0000-4000-8000-000000000000"}', `${server.url}/roz.v1.AgentService/WatchTeam`]).catch(
+      (err: { stderr: string; code: number }) => err,
+    );
     expect((failed as { stderr: string }).stderr).toMatch(/not_found/);
   });
 
