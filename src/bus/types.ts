@@ -40,6 +40,11 @@ export interface Subscription extends AsyncIterable<BusMessage> {
 /** Answers requests on one subject (see `EventBus.serve`). */
 export type RequestHandler = (data: Uint8Array, headers: Readonly<Record<string, string>>) => Promise<Uint8Array>;
 
+/** A direct line's listener (see `EventBus.listen`): ready once other processes' sends reach it. */
+export interface Listener extends Subscription {
+  readonly ready: Promise<void>;
+}
+
 export interface Responder {
   close(): void;
   /** Resolves once requests from other processes reach the handler (a networked bus's round trip). */
@@ -67,6 +72,14 @@ export interface EventBus {
   request(subject: string, data: Uint8Array, options?: { timeoutMs?: number; headers?: Record<string, string> }): Promise<Uint8Array>;
   /** Serves requests on `subject` until the responder is closed. */
   serve(subject: string, handler: RequestHandler): Responder;
+  /**
+   * A direct line, never stored: delivers to whoever listens on `subject` now, at most once, in
+   * the sender's order (the relay of one live stream between nodes; its reader detects a lost
+   * message by its own numbering and re-attaches from the store).
+   */
+  send(subject: string, data: Uint8Array, headers?: Record<string, string>): void;
+  /** Receives what is `send` on `subject` (no wildcards) from now on; `seq` is 0. */
+  listen(subject: string, options?: { maxPending?: number }): Listener;
   /** `memory` or `nats`. */
   readonly kind: string;
   /** The connection's state; absent on buses that cannot lose one. */

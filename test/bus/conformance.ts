@@ -135,6 +135,34 @@ export function defineBusConformance(name: string, open: () => Promise<EventBus>
       expect((err as RozError).reason).toBe("unavailable");
     });
 
+    it("a direct line delivers in the sender's order to its listeners, stores nothing, and stops at close", async () => {
+      const b = await bus();
+      const listener = b.listen("conf.line.one");
+      const other = b.listen("conf.line.two");
+      await listener.ready;
+      await other.ready;
+      for (let i = 1; i <= 50; i++) b.send("conf.line.one", bytes(`m${i}`), { n: String(i) });
+      b.send("conf.line.two", bytes("elsewhere"));
+      const got = await take(listener, 50);
+      expect(got.map((m) => text(m.data))).toEqual(Array.from({ length: 50 }, (_, i) => `m${i + 1}`));
+      expect(got.map((m) => m.headers["n"])).toEqual(Array.from({ length: 50 }, (_, i) => String(i + 1)));
+      expect(got.every((m) => m.subject === "conf.line.one" && m.seq === 0)).toBe(true);
+      expect((await take(other, 1)).map((m) => text(m.data))).toEqual(["elsewhere"]);
+      // Nothing of it went to the stream.
+      const stored = b.subscribe("conf.line.>", { from: { afterSeq: 0 } });
+      await b.publish("conf.mark", bytes("mark"));
+      const marker = b.subscribe("conf.mark", { from: { afterSeq: 0 } });
+      expect((await take(marker, 1)).map((m) => text(m.data))).toEqual(["mark"]);
+      expect(stored.dropped).toBe(0);
+      stored.close();
+      marker.close();
+      listener.close();
+      const ended = await take(listener, 1, 1_000);
+      expect(ended).toEqual([]);
+      expect(() => b.send("conf.line.one", bytes("after close"))).not.toThrow();
+      expect(() => b.listen("conf.*")).toThrow(RozError);
+    });
+
     it("a handler's error reaches the requester", async () => {
       const b = await bus();
       const responder = b.serve("conf.fail", async () => {

@@ -1,7 +1,7 @@
 import { RozError } from "../../errors/index.ts";
 import { MessageQueue } from "../message-queue.ts";
 import { isValidSubject, subjectMatches } from "../subject.ts";
-import type { BusMessage, EventBus, RequestHandler, Responder, SubscribeOptions, Subscription } from "../types.ts";
+import type { BusMessage, EventBus, Listener, RequestHandler, Responder, SubscribeOptions, Subscription } from "../types.ts";
 
 export interface MemoryBusOptions {
   /** Messages kept for subscriptions that start at a sequence (oldest dropped first). */
@@ -50,6 +50,7 @@ class MemoryBus implements EventBus {
   #seq = 0;
   readonly #subscriptions = new Set<MemorySubscription>();
   readonly #handlers = new Map<string, RequestHandler>();
+  readonly #listeners = new Map<string, Set<MemorySubscription>>();
 
   constructor(retain: number) {
     this.#retain = retain;
@@ -99,8 +100,27 @@ class MemoryBus implements EventBus {
     };
   }
 
+  send(subject: string, data: Uint8Array, headers: Record<string, string> = {}): void {
+    if (!isValidSubject(subject)) throw new RozError("invalid_argument", `invalid subject "${subject}"`);
+    const message: BusMessage = { subject, seq: 0, data, headers: { ...headers } };
+    for (const l of this.#listeners.get(subject) ?? []) l.offer(message);
+  }
+
+  listen(subject: string, options: { maxPending?: number } = {}): Listener {
+    if (!isValidSubject(subject)) throw new RozError("invalid_argument", `invalid subject "${subject}"`);
+    const listeners = this.#listeners.get(subject) ?? new Set();
+    this.#listeners.set(subject, listeners);
+    const listener = new MemorySubscription(subject, options.maxPending ?? DEFAULT_MAX_PENDING, (l) => {
+      listeners.delete(l);
+      if (listeners.size === 0 && this.#listeners.get(subject) === listeners) this.#listeners.delete(subject);
+    });
+    listeners.add(listener);
+    return Object.assign(listener, { ready: Promise.resolve() });
+  }
+
   async close(): Promise<void> {
     for (const s of [...this.#subscriptions]) s.close();
+    for (const set of [...this.#listeners.values()]) for (const l of [...set]) l.close();
     this.#handlers.clear();
   }
 }

@@ -15,14 +15,15 @@ import {
 import { RozError, reasons, type Reason } from "../../errors/index.ts";
 import { MessageQueue } from "../message-queue.ts";
 import { isValidSubject } from "../subject.ts";
-import type { BusHealth, BusMessage, EventBus, RequestHandler, Responder, SubscribeFrom, SubscribeOptions, Subscription } from "../types.ts";
+import type { BusHealth, BusMessage, EventBus, Listener, RequestHandler, Responder, SubscribeFrom, SubscribeOptions, Subscription } from "../types.ts";
 
 export interface NatsBusOptions {
   /** `NATS_URL`: one URL or a comma-separated list (`nats://host:4222,…`). */
   servers: string;
   /**
    * Names this deployment's share of the NATS account: the stream is `<prefix>_events`
-   * holding `<prefix>.ev.>`; requests travel on `<prefix>.rq.…` (core NATS, never stored).
+   * holding `<prefix>.ev.>`; requests travel on `<prefix>.rq.…` and direct lines on
+   * `<prefix>.dl.…` (core NATS, never stored).
    */
   prefix?: string;
   /** Stream limits: the oldest messages are discarded past either. */
@@ -163,8 +164,10 @@ class NatsEventBus implements NatsBus {
   readonly #stream: string;
   readonly #eventPrefix: string;
   readonly #requestPrefix: string;
+  readonly #directPrefix: string;
   readonly #subscriptions = new Set<NatsSubscription>();
   readonly #responders = new Map<string, NatsCoreSubscription>();
+  readonly #listeners = new Set<MessageQueue>();
   #connected = true;
   #reconnects = 0;
   #lastError: string | undefined;
@@ -178,6 +181,7 @@ class NatsEventBus implements NatsBus {
     this.#stream = `${prefix}_events`;
     this.#eventPrefix = `${prefix}.ev.`;
     this.#requestPrefix = `${prefix}.rq.`;
+    this.#directPrefix = `${prefix}.dl.`;
     void this.#watchStatus(onStatus);
   }
 
@@ -331,10 +335,45 @@ class NatsEventBus implements NatsBus {
     };
   }
 
+  send(subject: string, data: Uint8Array, headers?: Record<string, string>): void {
+    this.#checkSubject(subject);
+    const h = toHeaders(headers);
+    try {
+      this.#nc.publish(this.#directPrefix + subject, data, h ? { headers: h } : {});
+    } catch {
+      // A closed connection: at most once means this message is lost, which the reader notices.
+    }
+  }
+
+  listen(subject: string, options: { maxPending?: number } = {}): Listener {
+    this.#checkSubject(subject);
+    let sub: NatsCoreSubscription | undefined;
+    const queue = new MessageQueue(options.maxPending ?? DEFAULT_MAX_PENDING, () => {
+      this.#listeners.delete(queue);
+      sub?.unsubscribe();
+    });
+    sub = this.#nc.subscribe(this.#directPrefix + subject, {
+      callback: (err, msg) => {
+        if (!err) queue.push({ subject, seq: 0, data: msg.data, headers: fromHeaders(msg.headers) });
+      },
+    });
+    this.#listeners.add(queue);
+    return {
+      // As for a responder: the server has the subscription once a flush after it comes back.
+      ready: this.#nc.flush().catch(() => undefined),
+      get dropped() {
+        return queue.dropped;
+      },
+      close: () => queue.close(),
+      [Symbol.asyncIterator]: () => queue[Symbol.asyncIterator](),
+    };
+  }
+
   async close(): Promise<void> {
     if (this.#closing) return;
     this.#closing = true;
     for (const s of [...this.#subscriptions]) s.close();
+    for (const l of [...this.#listeners]) l.close();
     for (const sub of this.#responders.values()) sub.unsubscribe();
     this.#responders.clear();
     // Drain flushes what is buffered; a connection that cannot drain (server gone) is closed.
