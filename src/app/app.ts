@@ -185,8 +185,12 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     throw err;
   }
   metrics.observeBus(bus, nodeId);
+  /** With each heartbeat: close the tasks of nodes that stopped heart-beating (set once teams exist). */
+  let closeOrphanedTasks: (() => Promise<void>) | undefined;
   const heartbeatTimer = setInterval(() => {
-    heartbeat().catch((err: unknown) => app.log.warn({ err }, "could not write the node heartbeat"));
+    heartbeat()
+      .then(() => closeOrphanedTasks?.())
+      .catch((err: unknown) => app.log.warn({ err }, "could not write the node heartbeat"));
   }, config.nodeHeartbeatMs);
   heartbeatTimer.unref();
   const authenticate: RpcAuthenticator = overrides.authenticate ?? ((authorization, scope) => authenticator.authenticate(authorization, scope));
@@ -209,12 +213,17 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       maxSpawnDepth: config.teamMaxSpawnDepth,
       workerTimeoutMs: config.workerTimeoutMs,
     },
-    nodeId: config.nodeId,
+    nodeId,
+    nodeExpiryMs: config.nodeExpiryMs,
     log: app.log,
   });
   try {
-    const recovered = await teams.recover();
+    const recovered = await teams.recover(true);
     if (recovered > 0) app.log.warn({ tasks: recovered }, "ended tasks of a previous run: their workers failed with timeout");
+    closeOrphanedTasks = async () => {
+      const closed = await teams.recover();
+      if (closed > 0) app.log.warn({ tasks: closed }, "ended tasks of a node that stopped heart-beating: their workers failed with timeout");
+    };
   } catch (err) {
     await closeStore();
     throw err;

@@ -205,6 +205,13 @@ export interface TaskStore {
   endTask(tenantId: string, taskId: string, status: Exclude<TaskStatus, "running">): Promise<Task | undefined>;
   /** Running tasks of every tenant owned by `nodeId` (all running ones when absent): the startup check. */
   runningTasks(nodeId?: string): Promise<Task[]>;
+  /** Running tasks whose node is unknown or has not heart-beaten since `aliveSince` (or stopped). */
+  orphanedTasks(aliveSince: number): Promise<Task[]>;
+  /**
+   * Takes a running task over from `fromNode` (compare-and-set on its node, as for sessions),
+   * so that exactly one node closes an orphaned task. False when another node was first.
+   */
+  claimTask(tenantId: string, taskId: string, change: { fromNode: string | undefined; toNode: string }): Promise<boolean>;
 }
 
 /** Everything the server keeps. Safe for concurrent use by many async callers. */

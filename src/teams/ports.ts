@@ -64,6 +64,8 @@ export interface TeamsDeps {
     | "readTeamEvents"
     | "endTask"
     | "runningTasks"
+    | "orphanedTasks"
+    | "claimTask"
     | "getEnvironment"
     | "getDefaultEnvironment"
     | "getSession"
@@ -79,6 +81,8 @@ export interface TeamsDeps {
   defaultMaxContextTokens: number;
   limits: TeamLimits;
   /** This node's id: `WorkerStarted.host_id` and task ownership. */
-  nodeId: string | undefined;
+  nodeId: string;
+  /** A node silent this long is gone: its running tasks are closed by another node. */
+  nodeExpiryMs: number;
   log: TeamsLogger;
 }

@@ -163,15 +163,20 @@ export class Teams {
   }
 
   /**
-   * At startup: tasks a previous process left running (this node's, or all in single-node
-   * use) cannot continue; each of their running workers fails with `timeout` and exits, and
-   * the task ends, so its watchers end too. Returns how many tasks were closed.
+   * Tasks whose node is gone (a previous run of this process, or a lost node: no heartbeat
+   * within `nodeExpiryMs`) cannot continue: one node claims each (compare-and-set, so exactly
+   * one closes it), its running workers fail with `timeout` and exit, and the task ends, so its
+   * watchers on every node end too. Runs at startup (`previousRun`: also this node id's own
+   * tasks, left by its previous process) and with every heartbeat. Returns how many tasks were closed.
    */
-  async recover(): Promise<number> {
-    const tasks = await this.#deps.store.runningTasks(this.#deps.nodeId);
+  async recover(previousRun = false): Promise<number> {
+    const orphaned = await this.#deps.store.orphanedTasks(Date.now() - this.#deps.nodeExpiryMs);
+    const own = previousRun ? await this.#deps.store.runningTasks(this.#deps.nodeId) : [];
+    const tasks = [...own, ...orphaned.filter((t) => !own.some((o) => o.id === t.id))];
     let closed = 0;
     for (const task of tasks) {
       if (this.#live.has(task.id)) continue;
+      if (!(await this.#deps.store.claimTask(task.tenantId, task.id, { fromNode: task.nodeId, toNode: this.#deps.nodeId }))) continue;
       const log = new TaskLog(task, this.#deps);
       for (const w of (await this.#deps.store.listWorkers(task.tenantId, task.id)) ?? []) {
         if (w.status !== "running") continue;
@@ -215,7 +220,7 @@ export class Teams {
       prompt: input.prompt,
       ...(input.sessionId ? { sessionId: input.sessionId } : {}),
       ...(input.model ? { model: input.model } : {}),
-      ...(this.#deps.nodeId ? { nodeId: this.#deps.nodeId } : {}),
+      nodeId: this.#deps.nodeId,
     });
     const run = new TaskRun({
       task,

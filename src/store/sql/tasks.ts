@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Task, TaskStatus, TaskStore, TeamEventRow, Worker, WorkerStatus } from "../types.ts";
 import type { Sql, SqlRow, SqlValue } from "./database.ts";
+import { NODE_ALIVE } from "./nodes.ts";
 import type { StoreContext } from "./context.ts";
 import { insertRows } from "./insert-rows.ts";
 import { listPage } from "./pagination.ts";
@@ -179,6 +180,24 @@ export function taskRepo({ db, now }: StoreContext): TaskStore {
         params.push(nodeId);
       }
       return (await db.all(`SELECT * FROM tasks WHERE ${where.join(" AND ")} ORDER BY created_at, id`, params)).map(taskOf);
+    },
+
+    async orphanedTasks(aliveSince) {
+      const rows = await db.all(`SELECT * FROM tasks WHERE status = 'running' AND (node_id IS NULL OR NOT ${NODE_ALIVE("node_id")}) ORDER BY created_at, id`, [
+        aliveSince,
+      ]);
+      return rows.map(taskOf);
+    },
+
+    async claimTask(tenantId, taskId, { fromNode, toNode }) {
+      const owner = fromNode === undefined ? "node_id IS NULL" : "node_id = ?";
+      const changed = await db.run(`UPDATE tasks SET node_id = ? WHERE tenant_id = ? AND id = ? AND status = 'running' AND ${owner}`, [
+        toNode,
+        tenantId,
+        taskId,
+        ...(fromNode === undefined ? [] : [fromNode]),
+      ]);
+      return changed === 1;
     },
   };
 }

@@ -86,6 +86,30 @@ export function taskSuite(ctx: SuiteContext): void {
       expect(await ctx.store().runningTasks(`node-${tenant.id}`)).toEqual([]);
     });
 
+    it("orphanedTasks lists running tasks of silent or stopped nodes; claimTask lets exactly one node take each", async () => {
+      const tenant = await ctx.tenant();
+      const [alive, silent, stopped] = [`alive-${tenant.id}`, `silent-${tenant.id}`, `stopped-${tenant.id}`];
+      await ctx.store().heartbeatNode(alive, 10_000);
+      await ctx.store().heartbeatNode(silent, 1_000);
+      await ctx.store().heartbeatNode(stopped, 10_000);
+      await ctx.store().stopNode(stopped, 10_000);
+      const onAlive = await newTask(tenant, { nodeId: alive });
+      const onSilent = await newTask(tenant, { nodeId: silent });
+      const onStopped = await newTask(tenant, { nodeId: stopped });
+      const ownerless = await newTask(tenant);
+      const orphaned = (await ctx.store().orphanedTasks(5_000)).map((t) => t.id);
+      expect(orphaned).toEqual(expect.arrayContaining([onSilent.id, onStopped.id, ownerless.id]));
+      expect(orphaned).not.toContain(onAlive.id);
+      const claims = await Promise.all(
+        ["n1", "n2", "n3"].map((n) => ctx.store().claimTask(tenant.id, onSilent.id, { fromNode: silent, toNode: `${n}-${tenant.id}` })),
+      );
+      expect(claims.filter(Boolean)).toHaveLength(1);
+      expect(await ctx.store().claimTask(tenant.id, ownerless.id, { fromNode: undefined, toNode: alive })).toBe(true);
+      expect((await ctx.store().orphanedTasks(5_000)).map((t) => t.id)).not.toContain(ownerless.id);
+      await ctx.store().endTask(tenant.id, onStopped.id, "completed");
+      expect(await ctx.store().claimTask(tenant.id, onStopped.id, { fromNode: stopped, toNode: alive })).toBe(false);
+    });
+
     it("another tenant's task behaves as unknown everywhere", async () => {
       const [tenant, other] = [await ctx.tenant(), await ctx.tenant()];
       const task = await newTask(tenant);
