@@ -11,9 +11,17 @@ import fastify, { type FastifyInstance } from "fastify";
 import { createAgent, type AgentLimits, type PermissionRule } from "../agent/index.ts";
 import { AgentService } from "../gen/roz/v1/agent_pb.js";
 import { createModelCatalog, type ModelCatalog } from "../models/index.ts";
-import { createAgentService, encodeGrpcMessagesOf, encodeResponse, rawRequestKey, type RpcAuthenticator } from "../rpc/index.ts";
+import {
+  applyRequest,
+  createAgentService,
+  createSessionRelay,
+  encodeGrpcMessagesOf,
+  encodeResponse,
+  rawRequestKey,
+  type RpcAuthenticator,
+} from "../rpc/index.ts";
 import { registerReflection } from "../rpc/reflection/index.ts";
-import { SessionDirectory, SessionRegistry, type SessionDeps, type SessionPersistence, type SessionStream, StreamSlots } from "../session/index.ts";
+import { SessionDirectory, SessionRegistry, type SessionDeps, type SessionPersistence, SessionStream, StreamSlots } from "../session/index.ts";
 import { healthRoutes } from "../../routes/health.ts";
 import { openapiRoutes } from "../../routes/openapi.ts";
 import { versionRoutes } from "../../routes/version.ts";
@@ -253,6 +261,20 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     memoryEvents: Math.max(1, Math.min(config.eventRetention, MEMORY_EVENTS)),
   };
   const directory = new SessionDirectory(sessionDeps, registry);
+  // Streams of sessions another node owns are relayed over a networked bus.
+  const relay = bus.kind === "memory" ? undefined : createSessionRelay(bus, nodeId);
+  relay?.host({
+    openStream: (principal) => new SessionStream(sessionDeps, registry, directory, principal),
+    apply: async (stream, request) => {
+      await applyRequest(stream, request, { attached: true }, {}, stream.session?.principal ?? { tenantId: "", scopes: [] });
+    },
+    track: (stream, open) => {
+      if (open) openStreams.add(stream);
+      else openStreams.delete(stream);
+    },
+    draining: () => draining,
+    log: app.log,
+  });
 
   registerRestErrors(app);
   app.setValidatorCompiler(restValidatorCompiler());
@@ -295,6 +317,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
           streamSlots: new StreamSlots(config.maxStreamsPerKey),
           credentialRecheckMs: config.credentialRecheckMs,
           noteOperation: (operation) => watchdog?.note(operation),
+          ...(relay ? { relay } : {}),
         }),
       );
       registerReflection(router, [AgentService]);
@@ -409,6 +432,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       draining = true;
       watchdog?.stop();
       routing?.close();
+      relay?.shutdown();
       clearInterval(pruneTimer);
       clearInterval(heartbeatTimer);
       onePort?.server.close();
@@ -418,13 +442,15 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       await Promise.race([turns, delay(config.shutdownGraceMs, undefined, { signal: deadline.signal }).catch(() => undefined)]);
       deadline.abort();
       await Promise.all(registry.all().map((s) => registry.suspend(s)));
+      // Stopped at once, so that other nodes adopt the suspended sessions as their clients come back.
+      await store.stopNode(nodeId).catch((err: unknown) => app.log.warn({ err }, "could not mark the node stopped"));
       for (const stream of openStreams) stream.shutdown();
       for (const watch of openWatches) watch.abort();
+      relay?.close();
       await onePort?.drain(0, () => {});
       await teams.close();
       await app.close();
       if (!overrides.bus) await bus.close();
-      await store.stopNode(nodeId).catch((err: unknown) => app.log.warn({ err }, "could not mark the node stopped"));
       await closeStore();
     },
   };

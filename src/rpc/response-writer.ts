@@ -37,7 +37,7 @@ function readVarint(bytes: Uint8Array): { value: number; length: number } {
  * protobuf-es writes back byte for byte (tag, then the raw rest). So Connect's serializer
  * copies the logged bytes instead of encoding the message again.
  */
-function preEncoded(bytes: Uint8Array): SessionResponse {
+export function preEncoded(bytes: Uint8Array): SessionResponse {
   const message = create(SessionResponseSchema);
   if (bytes.length === 0) return message;
   const tag = readVarint(bytes);

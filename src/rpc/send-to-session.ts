@@ -26,6 +26,7 @@ export function createSendToSession(deps: StreamSessionDeps) {
       const command = commandFromWire(request.request);
       deps.noteOperation?.({ rpc: "SendToSession", request: command.type, tenantId: principal.tenantId, keyId: principal.keyId });
       const located = await deps.directory.find(principal, request.sessionId);
+      if (located.kind === "remote") throw new RozError("unavailable", "the session is running on another node; retry on that node");
       if (located.kind === "ended" || (located.session.status !== "active" && located.session.status !== "detached")) {
         throw new RozError("session_ended", `session "${request.sessionId}" has ended`);
       }

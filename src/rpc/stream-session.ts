@@ -19,6 +19,7 @@ import type { EventFormat } from "./event-format.ts";
 import { commandFromWire } from "./from-wire.ts";
 import { encoderOf } from "./responses.ts";
 import { createStreamWriter, isJsonCall, type StreamWriter } from "./response-writer.ts";
+import type { RelayedStream, SessionRelay } from "./session-relay.ts";
 
 export interface StreamSessionDeps {
   session: SessionDeps;
@@ -43,6 +44,8 @@ export interface StreamSessionDeps {
   credentialRecheckMs?: number;
   /** Told about each request before it is handled (the event-loop watchdog names what ran). */
   noteOperation?: (operation: Record<string, unknown>) => void;
+  /** Relays streams of sessions that other nodes own (absent on a single node). */
+  relay?: SessionRelay;
 }
 
 /** The command a request would have become, for the cases whose decoding can fail. */
@@ -92,6 +95,7 @@ export interface SessionCall {
   /** The call's `authorization`, for the credential re-check. */
   authorization: string | null;
   write: StreamWriter;
+  format: EventFormat;
   /** Gives back the call's stream slot (idempotent). */
   release: () => void;
 }
@@ -111,7 +115,7 @@ export async function* openSessionCall(deps: StreamSessionDeps, ctx: HandlerCont
   try {
     const principal = await deps.authenticate(authorization, "sessions");
     const release = deps.streamSlots?.acquire(principal) ?? (() => {});
-    return { principal, authorization, write: createStreamWriter(chosen.format, isJsonCall(ctx)), release };
+    return { principal, authorization, write: createStreamWriter(chosen.format, isJsonCall(ctx)), format: chosen.format, release };
   } catch (err) {
     const error = toRozError(err);
     // A refused client may still be sending (a large first message): stop it after the trailers.
@@ -126,10 +130,19 @@ export async function* openSessionCall(deps: StreamSessionDeps, ctx: HandlerCont
  * call with its status. The client going away (abort, or a write that fails) detaches the
  * stream. Every response goes through the call's `write`, the one per-message write path.
  */
-export async function* writeStream(stream: SessionStream, call: SessionCall, deps: StreamSessionDeps, ctx: HandlerContext): AsyncGenerator<SessionResponse> {
+export async function* writeStream(
+  stream: SessionStream,
+  call: SessionCall,
+  deps: StreamSessionDeps,
+  ctx: HandlerContext,
+  relayed: () => RelayedStream | undefined = () => undefined,
+): AsyncGenerator<SessionResponse> {
   deps.openStreams.add(stream);
   const raw = ctx.values.get(rawRequestKey);
-  const onAbort = (): void => stream.transportBroken();
+  const onAbort = (): void => {
+    stream.transportBroken();
+    relayed()?.transportBroken();
+  };
   ctx.signal.addEventListener("abort", onAbort, { once: true });
   try {
     for await (const item of stream.output) {
@@ -140,7 +153,18 @@ export async function* writeStream(stream: SessionStream, call: SessionCall, dep
       }
       yield* call.write(item.item);
     }
+    // The stream was handed to the session's owner node: its responses follow the local ones.
+    const remote = relayed();
+    if (remote) {
+      try {
+        yield* remote.responses(isJsonCall(ctx));
+      } catch (err) {
+        raw?.resetAfterTrailers();
+        throw toConnectError(toRozError(err));
+      }
+    }
   } finally {
+    relayed()?.transportBroken();
     call.release();
     ctx.signal.removeEventListener("abort", onAbort);
     // Reached early only when the client went away while we were writing.
@@ -168,47 +192,102 @@ export function createStreamSession(deps: StreamSessionDeps) {
     const broken = (): boolean => ctx.signal.aborted || (raw?.aborted() ?? false);
     const stillAuthorized = credentialCheck(deps, call.authorization);
 
+    let relayed: RelayedStream | undefined;
+
     // The request reader: every path settles the stream itself. A rejection would be a bug,
     // and unobserved it would take the process down.
     void (async () => {
-      let attached = false;
+      const state = { attached: false };
       try {
         for await (const request of requests) {
-          let command;
-          try {
-            command = commandFromWire(request);
-          } catch (err) {
-            const error = toRozError(err, "malformed_message");
-            const type = (request.request.case && commandTypes[request.request.case]) ?? "unsupported";
-            if (!attached && (type === "start" || type === "resume")) {
-              await stream.fail(error);
-              return;
-            }
-            stream.rejectRequest(error, type);
+          const revoked = await stillAuthorized();
+          if (relayed) {
+            if (revoked) return await relayed.fail(revoked);
+            await relayed.forward(request);
             continue;
           }
-          if (command.type === "start" || command.type === "resume") attached = true;
-          const revoked = await stillAuthorized();
-          if (revoked) {
-            await stream.fail(revoked);
-            return;
+          if (revoked) return await stream.fail(revoked);
+          const remote = !state.attached ? await relayTarget(deps, principal, request) : undefined;
+          if (remote) {
+            state.attached = true;
+            try {
+              relayed = await deps.relay!.open(remote.nodeId, principal, remote.sessionId, remote.afterSeq, call.format);
+            } catch (err) {
+              return await stream.fail(toRozError(err));
+            }
+            // What the local stream queued (pongs) is written first; then the owner's responses.
+            stream.close();
+            continue;
           }
-          deps.noteOperation?.({ rpc: "StreamSession", request: command.type, tenantId: principal.tenantId, keyId: principal.keyId });
-          await stream.handle(command);
+          if ((await applyRequest(stream, request, state, deps, principal)) === "stop") return;
         }
         // Only a stream not yet known to be broken needs the round trip (a reset one costs no PING).
         if (!broken()) await raw?.settled();
-        if (broken()) stream.transportBroken();
+        if (relayed) {
+          if (broken()) relayed.transportBroken();
+          else await relayed.requestsEnded();
+        } else if (broken()) stream.transportBroken();
         else await stream.requestsEnded();
       } catch (err) {
-        if (broken()) stream.transportBroken();
+        if (relayed) relayed.transportBroken();
+        else if (broken()) stream.transportBroken();
         else await stream.fail(fromConnectError(err));
       }
     })().catch((err: unknown) => {
       deps.session.log.error({ err }, "session request reader failed");
       stream.transportBroken();
+      relayed?.transportBroken();
     });
 
-    yield* writeStream(stream, call, deps, ctx);
+    yield* writeStream(stream, call, deps, ctx, () => relayed);
   };
+}
+
+/**
+ * Applies one client request to a stream, as every reader of session requests does: decoded
+ * into a command and handled, or, undecodable, answered per §1 (a broken `start`/`resume`
+ * before the stream is attached is fatal). "stop" when the stream has ended.
+ */
+export async function applyRequest(
+  stream: SessionStream,
+  request: SessionRequest,
+  state: { attached: boolean },
+  deps: Pick<StreamSessionDeps, "noteOperation">,
+  principal: Principal,
+): Promise<"stop" | "continue"> {
+  let command;
+  try {
+    command = commandFromWire(request);
+  } catch (err) {
+    const error = toRozError(err, "malformed_message");
+    const type = (request.request.case && commandTypes[request.request.case]) ?? "unsupported";
+    if (!state.attached && (type === "start" || type === "resume")) {
+      await stream.fail(error);
+      return "stop";
+    }
+    stream.rejectRequest(error, type);
+    return "continue";
+  }
+  if (command.type === "start" || command.type === "resume") state.attached = true;
+  deps.noteOperation?.({ rpc: "StreamSession", request: command.type, tenantId: principal.tenantId, keyId: principal.keyId });
+  await stream.handle(command);
+  return "continue";
+}
+
+/** The session a first `resume` asks for when another live node owns it (to relay to), else undefined. */
+async function relayTarget(
+  deps: StreamSessionDeps,
+  principal: Principal,
+  request: SessionRequest,
+): Promise<{ nodeId: string; sessionId: string; afterSeq: number } | undefined> {
+  if (!deps.relay || request.request.case !== "resume") return undefined;
+  let command;
+  try {
+    command = commandFromWire(request);
+  } catch {
+    return undefined;
+  }
+  if (command.type !== "resume") return undefined;
+  const located = await deps.directory.find(principal, command.sessionId).catch(() => undefined);
+  return located?.kind === "remote" ? { nodeId: located.nodeId, sessionId: command.sessionId, afterSeq: command.afterSeq ?? 0 } : undefined;
 }

@@ -5,8 +5,11 @@ import type { Session } from "./session.ts";
 import type { SessionRegistry } from "./session-registry.ts";
 import { decodeSnapshot } from "./snapshot.ts";
 
-/** Where a session to re-attach to is: live in this process, or only in the store (ended). */
-export type LocatedSession = { kind: "live"; session: Session } | { kind: "ended"; lastSeq: number };
+/**
+ * Where a session to re-attach to is: live in this process, live on another node that still
+ * heart-beats (`nodeId`, reached through the relay), or only in the store (ended).
+ */
+export type LocatedSession = { kind: "live"; session: Session } | { kind: "remote"; nodeId: string } | { kind: "ended"; lastSeq: number };
 
 /**
  * Finds the session a client re-attaches to: a live one of this process, else the store's.
@@ -45,7 +48,7 @@ export class SessionDirectory {
     if (stored.status !== "active" && stored.status !== "detached") return { kind: "ended", lastSeq: stored.lastSeq };
     const again = this.#registry.get(principal.tenantId, sessionId);
     if (again) return { kind: "live", session: again };
-    if (stored.ownerAlive) throw new RozError("unavailable", "the session is running on another node; retry on that node");
+    if (stored.ownerAlive && stored.nodeId !== undefined) return { kind: "remote", nodeId: stored.nodeId };
     const snapshot = stored.state === undefined ? undefined : decodeSnapshot(stored.state);
     const model = snapshot && this.#deps.models.resolve(snapshot.model);
     if (!snapshot || !model) {

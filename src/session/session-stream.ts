@@ -159,6 +159,8 @@ export class SessionStream {
     try {
       if (!isUuid(sessionId)) throw new RozError("not_found", `session "${sessionId}" not found`);
       let located = await this.#directory.find(this.#principal, sessionId);
+      // Reached only without a relay between nodes (the RPC layer relays remote sessions).
+      if (located.kind === "remote") throw new RozError("unavailable", "the session is running on another node; retry on that node");
       // A session that is ending right now is replayed like an ended one, once its end is stored.
       if (located.kind === "live" && located.session.ending) {
         await located.session.ending;

@@ -1,0 +1,120 @@
+// Any node serves any session (session-behaviour.md §10): a client re-attaches through another
+// node while the session's owner still runs it; the second node relays the stream and the
+// client's requests to the owner over NATS, with the owner's ordering and seq. Three roz
+// processes, one PostgreSQL, one nats-server. Skips with a notice when PostgreSQL, nats-server
+// or haproxy is missing (fails under CI=true).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { SessionResponse } from "../../src/gen/roz/v1/agent_pb.js";
+import { clusterPrerequisites, startCluster, type Cluster, type ClusterPrerequisites } from "../support/cluster.ts";
+import { sessionClientFactory, type SessionClient } from "../support/session-client.ts";
+import { nextOf, readTurn, rq, startSession, textOf, tool, turnCompleteOf } from "../support/session-protocol.ts";
+
+const pre = await clusterPrerequisites();
+
+/** Reads responses until one of kind `kind` (inclusive). */
+async function readUntil(client: SessionClient, kind: NonNullable<SessionResponse["response"]["case"]>): Promise<SessionResponse[]> {
+  const out: SessionResponse[] = [];
+  for (;;) {
+    const r = await client.next(20_000);
+    out.push(r);
+    if (r.response.case === kind) return out;
+  }
+}
+
+const activeSessions = async (nodeUrl: string): Promise<number> => {
+  const text = await (await fetch(`${nodeUrl}/metrics`)).text();
+  return Number(/^roz_sessions\{status="active"\} (\d+)$/m.exec(text)?.[1] ?? "0");
+};
+
+if (pre === undefined) {
+  describe.skip("relaying between live nodes (PostgreSQL, nats-server or haproxy missing)", () => {
+    it("needs PostgreSQL, nats-server and haproxy", () => undefined);
+  });
+} else {
+  describe("relaying between live nodes", () => {
+    let cluster: Cluster;
+    beforeAll(async () => {
+      cluster = await startCluster(pre as ClusterPrerequisites, { nodes: 3 });
+    }, 120_000);
+    afterAll(async () => {
+      await cluster?.close();
+      await pre.stop();
+    });
+
+    for (const kind of ["grpc-js", "connect"] as const) {
+      it(`${kind}: a session started on A is re-attached through B mid-turn; the tool result sent to B reaches the loop on A`, {
+        timeout: 60_000,
+      }, async () => {
+        const [a, b] = cluster.nodes as [Cluster["nodes"][0], Cluster["nodes"][0]];
+        const onA = sessionClientFactory(kind, a.url);
+        const onB = sessionClientFactory(kind, b.url);
+        try {
+          const first = onA.open();
+          const { sessionId } = await startSession(first, { tools: [tool("read_file")] });
+          first.send(
+            rq.user(
+              `script: ${JSON.stringify({ responses: [[{ text: "let me look" }, { tool_call: { name: "read_file", id: "call-relay", arguments: { path: "a" } } }], [{ text: "the file says hi" }]] })}`,
+            ),
+          );
+          const before = await readUntil(first, "toolRequest");
+          const lastSeq = before.at(-1)!.seq;
+          first.cancel();
+          await first.status;
+
+          const second = onB.open();
+          second.send({ request: { case: "resume", value: { sessionId, afterSeq: lastSeq - 1n } } });
+          // The open tool request again, then the rest of the turn once B forwards the result.
+          const resent = await nextOf(second, "toolRequest");
+          expect(resent.toolCallId).toBe("call-relay");
+          second.send(rq.toolResult("call-relay", "hi"));
+          const rest = await readTurn(second);
+          expect(textOf(rest)).toContain("the file says hi");
+          expect(turnCompleteOf(rest).stopReason).toBe("end_turn");
+          // Numbered by the owner: continuing from the last seq the client saw, with no gap.
+          const seqs = rest.map((r) => r.seq).filter((s) => s > lastSeq);
+          expect(seqs[0]).toBe(lastSeq + 1n);
+          for (const [i, s] of seqs.entries()) expect(s).toBe(lastSeq + 1n + BigInt(i));
+          // A keeps running it; B only relays.
+          expect(await activeSessions(a.url)).toBeGreaterThanOrEqual(1);
+          expect(await activeSessions(b.url)).toBe(0);
+          second.send(rq.ping());
+          await nextOf(second, "pong");
+          second.end();
+          expect((await second.status).code).toBe(0);
+        } finally {
+          onA.close();
+          onB.close();
+        }
+      });
+    }
+
+    it("a relayed client that goes away leaves the session resumable; a third node relays it again", { timeout: 60_000 }, async () => {
+      const [a, b, c] = cluster.nodes as [Cluster["nodes"][0], Cluster["nodes"][0], Cluster["nodes"][0]];
+      const factories = [a, b, c].map((n) => sessionClientFactory("grpc-js", n.url));
+      try {
+        const first = factories[0]!.open();
+        const { sessionId } = await startSession(first);
+        first.send(rq.user("one"));
+        const turn1 = await readTurn(first);
+        first.cancel();
+        await first.status;
+        const viaB = factories[1]!.open();
+        viaB.send({ request: { case: "resume", value: { sessionId, afterSeq: turn1.at(-1)!.seq } } });
+        viaB.send(rq.user("two"));
+        const turn2 = await readTurn(viaB);
+        expect(textOf(turn2)).toContain("You said: two");
+        viaB.cancel();
+        await viaB.status;
+        const viaC = factories[2]!.open();
+        viaC.send({ request: { case: "resume", value: { sessionId, afterSeq: 0n } } });
+        const replayed = await readUntil(viaC, "sessionStarted").then(async (r) => [...r, ...(await readTurn(viaC)), ...(await readTurn(viaC))]);
+        expect(textOf(replayed)).toContain("You said: one");
+        expect(textOf(replayed)).toContain("You said: two");
+        viaC.send(rq.cancelSession("done"));
+        expect((await viaC.status).code).toBe(0);
+      } finally {
+        for (const f of factories) f.close();
+      }
+    });
+  });
+}
