@@ -14,6 +14,7 @@ import { createModelCatalog, type ModelCatalog } from "../models/index.ts";
 import {
   applyRequest,
   createAgentService,
+  deliverToSession,
   createSessionRelay,
   encodeGrpcMessagesOf,
   encodeResponse,
@@ -268,6 +269,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     apply: async (stream, request) => {
       await applyRequest(stream, request, { attached: true }, {}, stream.session?.principal ?? { tenantId: "", scopes: [] });
     },
+    deliver: (principal, sessionId, request) => deliverToSession({ directory }, principal, sessionId, request),
     track: (stream, open) => {
       if (open) openStreams.add(stream);
       else openStreams.delete(stream);

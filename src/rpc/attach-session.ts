@@ -1,9 +1,10 @@
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
-import { toRozError } from "../errors/index.ts";
-import { SessionStream } from "../session/index.ts";
+import { type RozError, toRozError } from "../errors/index.ts";
+import { isUuid, SessionStream } from "../session/index.ts";
 import type { AttachSessionRequest, SessionResponse } from "../gen/roz/v1/agent_pb.js";
 import { toConnectError } from "./connect-errors.ts";
 import { commandFromWire } from "./from-wire.ts";
+import type { RelayedStream } from "./session-relay.ts";
 import { credentialCheck, openSessionCall, type StreamSessionDeps, writeStream } from "./stream-session.ts";
 
 /** How often, at least this far apart, an AttachSession stream re-checks its key (it sends no requests to check on). */
@@ -26,6 +27,8 @@ export function createAttachSession(deps: StreamSessionDeps) {
       throw new ConnectError("AttachSessionRequest needs start or session_id", Code.InvalidArgument);
     }
     const stream = new SessionStream(deps.session, deps.registry, deps.directory, call.principal);
+    // Set when the session runs on another node: its responses are relayed from there.
+    let relayed: RelayedStream | undefined;
     if (target.case === "start") {
       let command;
       try {
@@ -45,11 +48,21 @@ export function createAttachSession(deps: StreamSessionDeps) {
         throw new ConnectError(`after_seq ${afterSeq} is out of range`, Code.InvalidArgument);
       }
       deps.noteOperation?.({ rpc: "AttachSession", request: "resume", tenantId: call.principal.tenantId, keyId: call.principal.keyId });
-      void stream.resume(target.value, Number(afterSeq ?? 0n));
+      const located = deps.relay && isUuid(target.value) ? await deps.directory.find(call.principal, target.value).catch(() => undefined) : undefined;
+      if (deps.relay && located?.kind === "remote") {
+        try {
+          relayed = await deps.relay.open(located.nodeId, call.principal, target.value, Number(afterSeq ?? 0n), call.format);
+          stream.close();
+        } catch (err) {
+          void stream.fail(toRozError(err));
+        }
+      } else {
+        void stream.resume(target.value, Number(afterSeq ?? 0n));
+      }
     }
-    const stopRecheck = recheckWhileOpen(deps, call.authorization, stream);
+    const stopRecheck = recheckWhileOpen(deps, call.authorization, (error) => (relayed ? relayed.fail(error) : stream.fail(error)));
     try {
-      yield* writeStream(stream, call, deps, ctx);
+      yield* writeStream(stream, call, deps, ctx, () => relayed);
     } finally {
       stopRecheck();
     }
@@ -61,7 +74,7 @@ export function createAttachSession(deps: StreamSessionDeps) {
  * check runs before each request): this stream has no requests, so its key is re-checked
  * every `credentialRecheckMs` while it is open, and a refused key ends it with `unauthenticated`.
  */
-function recheckWhileOpen(deps: StreamSessionDeps, authorization: string | null, stream: SessionStream): () => void {
+function recheckWhileOpen(deps: StreamSessionDeps, authorization: string | null, fail: (error: RozError) => Promise<void>): () => void {
   if (deps.credentialRecheckMs === undefined) return () => {};
   const stillAuthorized = credentialCheck(deps, authorization);
   let checking = false;
@@ -70,7 +83,7 @@ function recheckWhileOpen(deps: StreamSessionDeps, authorization: string | null,
       if (checking) return;
       checking = true;
       void stillAuthorized()
-        .then((revoked) => (revoked ? stream.fail(revoked) : undefined))
+        .then((revoked) => (revoked ? fail(revoked) : undefined))
         .catch((err: unknown) => deps.session.log.warn({ err }, "could not re-check an attached stream's key"))
         .finally(() => {
           checking = false;

@@ -1,8 +1,8 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
 import { RozError, toRozError } from "../errors/index.ts";
-import { isUuid } from "../session/index.ts";
-import { type SendToSessionRequest, type SendToSessionResponse, SendToSessionResponseSchema } from "../gen/roz/v1/agent_pb.js";
+import { isUuid, type Principal } from "../session/index.ts";
+import { type SendToSessionRequest, type SendToSessionResponse, SendToSessionResponseSchema, type SessionRequest } from "../gen/roz/v1/agent_pb.js";
 import { toConnectError } from "./connect-errors.ts";
 import { commandFromWire } from "./from-wire.ts";
 import type { StreamSessionDeps } from "./stream-session.ts";
@@ -23,18 +23,35 @@ export function createSendToSession(deps: StreamSessionDeps) {
       const kind = request.request?.request.case;
       if (!request.request || kind === undefined) throw new RozError("invalid_argument", "request is empty");
       if (kind === "start" || kind === "resume") throw new RozError("invalid_argument", `${kind} cannot be sent to a session; use AttachSession`);
-      const command = commandFromWire(request.request);
-      deps.noteOperation?.({ rpc: "SendToSession", request: command.type, tenantId: principal.tenantId, keyId: principal.keyId });
-      const located = await deps.directory.find(principal, request.sessionId);
-      if (located.kind === "remote") throw new RozError("unavailable", "the session is running on another node; retry on that node");
-      if (located.kind === "ended" || (located.session.status !== "active" && located.session.status !== "detached")) {
-        throw new RozError("session_ended", `session "${request.sessionId}" has ended`);
-      }
-      const lastSeq = located.session.lastSeq;
-      await located.session.handle(command);
+      const lastSeq = await deliverToSession(deps, principal, request.sessionId, request.request);
       return create(SendToSessionResponseSchema, { lastSeq: BigInt(lastSeq) });
     } catch (err) {
       throw toConnectError(toRozError(err));
     }
   };
+}
+
+/**
+ * Hands one request to a session of `principal`'s tenant: to the live session here, or to the
+ * node that runs it (relayed). Resolves with the session's last seq as of acceptance.
+ */
+export async function deliverToSession(
+  deps: Pick<StreamSessionDeps, "directory" | "relay" | "noteOperation">,
+  principal: Principal,
+  sessionId: string,
+  request: SessionRequest,
+): Promise<number> {
+  const command = commandFromWire(request);
+  deps.noteOperation?.({ rpc: "SendToSession", request: command.type, tenantId: principal.tenantId, keyId: principal.keyId });
+  const located = await deps.directory.find(principal, sessionId);
+  if (located.kind === "remote") {
+    if (!deps.relay) throw new RozError("unavailable", "the session is running on another node; retry on that node");
+    return deps.relay.deliver(located.nodeId, principal, sessionId, request);
+  }
+  if (located.kind === "ended" || (located.session.status !== "active" && located.session.status !== "detached")) {
+    throw new RozError("session_ended", `session "${sessionId}" has ended`);
+  }
+  const lastSeq = located.session.lastSeq;
+  await located.session.handle(command);
+  return lastSeq;
 }

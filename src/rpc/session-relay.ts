@@ -33,6 +33,8 @@ export interface RelayHost {
   openStream(principal: Principal): SessionStream;
   /** Applies one decoded-or-not client request to a hosted stream, as the StreamSession reader does. */
   apply(stream: SessionStream, request: SessionRequest): Promise<void>;
+  /** Delivers a request to a live session of this node (see `SessionRelay.deliver`). */
+  deliver(principal: Principal, sessionId: string, request: SessionRequest): Promise<number>;
   /** Hosted streams are counted with the local ones (shutdown ends them). */
   track(stream: SessionStream, open: boolean): void;
   /** True while this node drains: it hosts no new relays. */
@@ -43,6 +45,11 @@ export interface RelayHost {
 export interface SessionRelay {
   /** Opens a relayed stream on `ownerNode`, resuming `sessionId` after `afterSeq`. */
   open(ownerNode: string, principal: Principal, sessionId: string, afterSeq: number, format: EventFormat): Promise<RelayedStream>;
+  /**
+   * Delivers one request to a session `ownerNode` runs (SendToSession received here); resolves
+   * with the session's last seq when it was accepted, as the owner's SendToSession would.
+   */
+  deliver(ownerNode: string, principal: Principal, sessionId: string, request: SessionRequest): Promise<number>;
   /** Serves this node's side: hosting streams for other nodes' clients. */
   host(host: RelayHost): void;
   /** Relayed streams this node serves to its clients, and hosts for other nodes (metrics). */
@@ -82,6 +89,16 @@ const lineSubject = (relayId: string): string => `relay.${relayId}`;
 const isReason = (value: string | undefined): value is Reason => value !== undefined && Object.hasOwn(reasons, value);
 const errorOf = (headers: Readonly<Record<string, string>>): RozError =>
   new RozError(isReason(headers[REASON]) ? headers[REASON] : "unavailable", headers[MESSAGE] || "the session's node ended the relayed stream");
+const principalHeaders = (principal: Principal): Record<string, string> => ({
+  [TENANT]: principal.tenantId,
+  [SCOPES]: principal.scopes.join(","),
+  ...(principal.keyId ? { [KEY]: principal.keyId } : {}),
+});
+const principalOf = (headers: Readonly<Record<string, string>>): Principal => {
+  const tenantId = headers[TENANT];
+  if (!tenantId) throw new RozError("invalid_argument", "a relay request needs its tenant");
+  return { tenantId, scopes: (headers[SCOPES] ?? "").split(",").filter((s) => s !== ""), ...(headers[KEY] ? { keyId: headers[KEY] } : {}) };
+};
 const ownerLost = (): RozError => new RozError("unavailable", "the node running this session stopped answering; re-attach with your last seq");
 
 export function createSessionRelay(bus: EventBus, nodeId: string): SessionRelay {
@@ -212,18 +229,19 @@ export function createSessionRelay(bus: EventBus, nodeId: string): SessionRelay 
       }
       return new TextEncoder().encode(unknown.join("\n"));
     }
+    if (op === "deliver") {
+      const sessionId = headers[SESSION];
+      if (!sessionId) throw new RozError("invalid_argument", "a delivery needs its session");
+      const lastSeq = await host.deliver(principalOf(headers), sessionId, fromBinary(SessionRequestSchema, data));
+      return new TextEncoder().encode(String(lastSeq));
+    }
     const relayId = headers[RELAY];
     if (!relayId) throw new RozError("invalid_argument", "a relay request needs its relay id");
     if (op === "open") {
       if (host.draining()) throw new RozError("shutting_down");
-      const tenantId = headers[TENANT];
       const sessionId = headers[SESSION];
-      if (!tenantId || !sessionId) throw new RozError("invalid_argument", "a relay needs its tenant and session");
-      const principal: Principal = {
-        tenantId,
-        scopes: (headers[SCOPES] ?? "").split(",").filter((s) => s !== ""),
-        ...(headers[KEY] ? { keyId: headers[KEY] } : {}),
-      };
+      if (!sessionId) throw new RozError("invalid_argument", "a relay needs its session");
+      const principal = principalOf(headers);
       const stream = host.openStream(principal);
       hosted.set(relayId, { stream, keptAt: Date.now() });
       host.track(stream, true);
@@ -258,9 +276,7 @@ export function createSessionRelay(bus: EventBus, nodeId: string): SessionRelay 
           headers: {
             [OP]: "open",
             [RELAY]: id,
-            [TENANT]: principal.tenantId,
-            [SCOPES]: principal.scopes.join(","),
-            ...(principal.keyId ? { [KEY]: principal.keyId } : {}),
+            ...principalHeaders(principal),
             [SESSION]: sessionId,
             [AFTER]: String(afterSeq),
             [FORMAT]: format,
@@ -274,6 +290,12 @@ export function createSessionRelay(bus: EventBus, nodeId: string): SessionRelay 
           : error;
       }
       return relay;
+    },
+    async deliver(ownerNode, principal, sessionId, request) {
+      const reply = await bus.request(hostSubject(ownerNode), toBinary(SessionRequestSchema, request), {
+        headers: { [OP]: "deliver", ...principalHeaders(principal), [SESSION]: sessionId },
+      });
+      return Number(new TextDecoder().decode(reply));
     },
     host(host) {
       responder = bus.serve(hostSubject(nodeId), (data, headers) => handle(host, data, headers));

@@ -3,8 +3,11 @@
 // client's requests to the owner over NATS, with the owner's ordering and seq. Three roz
 // processes, one PostgreSQL, one nats-server. Skips with a notice when PostgreSQL, nats-server
 // or haproxy is missing (fails under CI=true).
+import { create } from "@bufbuild/protobuf";
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SessionResponse } from "../../src/gen/roz/v1/agent_pb.js";
+import { AgentService, type SessionResponse, SessionRequestSchema } from "../../src/gen/roz/v1/agent_pb.js";
 import { clusterPrerequisites, startCluster, type Cluster, type ClusterPrerequisites } from "../support/cluster.ts";
 import { sessionClientFactory, type SessionClient } from "../support/session-client.ts";
 import { nextOf, readTurn, rq, startSession, textOf, tool, turnCompleteOf } from "../support/session-protocol.ts";
@@ -87,6 +90,40 @@ if (pre === undefined) {
         }
       });
     }
+
+    it.each([true, false])("AttachSession on B and SendToSession on C drive a session that A runs (binary %s)", { timeout: 60_000 }, async (binary) => {
+      const [a, b, c] = cluster.nodes as [Cluster["nodes"][0], Cluster["nodes"][0], Cluster["nodes"][0]];
+      const onA = sessionClientFactory("grpc-js", a.url);
+      const managers = [b, c].map((n) => new Http2SessionManager(n.url));
+      const [clientB, clientC] = [b, c].map((n, i) =>
+        createClient(AgentService, createConnectTransport({ baseUrl: n.url, httpVersion: "2", sessionManager: managers[i]!, useBinaryFormat: binary })),
+      ) as [ReturnType<typeof createClient<typeof AgentService>>, ReturnType<typeof createClient<typeof AgentService>>];
+      try {
+        const first = onA.open();
+        const { sessionId } = await startSession(first);
+        first.cancel();
+        await first.status;
+        const downlink = new AbortController();
+        const seen: SessionResponse[] = [];
+        const reading = (async () => {
+          for await (const r of clientB.attachSession({ target: { case: "sessionId", value: sessionId }, afterSeq: 0n }, { signal: downlink.signal })) {
+            seen.push(r);
+            if (r.response.case === "turnComplete") return;
+          }
+        })();
+        await expect.poll(() => seen.some((r) => r.response.case === "sessionStarted"), { timeout: 10_000 }).toBe(true);
+        const sent = await clientC.sendToSession({ sessionId, request: create(SessionRequestSchema, rq.user("over three nodes")) });
+        expect(sent.lastSeq).toBeGreaterThanOrEqual(1n);
+        await reading;
+        expect(textOf(seen)).toContain("You said: over three nodes");
+        for (const [i, r] of seen.entries()) expect(r.seq).toBe(BigInt(i + 1));
+        await clientC.sendToSession({ sessionId, request: create(SessionRequestSchema, rq.cancelSession("done")) });
+        downlink.abort();
+      } finally {
+        onA.close();
+        for (const m of managers) m.abort();
+      }
+    });
 
     it("a relayed client that goes away leaves the session resumable; a third node relays it again", { timeout: 60_000 }, async () => {
       const [a, b, c] = cluster.nodes as [Cluster["nodes"][0], Cluster["nodes"][0], Cluster["nodes"][0]];
