@@ -1,0 +1,109 @@
+// kill -9 of the node that runs a session, mid-turn, over and over (session-behaviour.md §10):
+// the client (grpc-js through HAProxy) re-attaches with its last seq, the other node adopts
+// the session once the dead node's heartbeat expired, the cut turn is recorded as
+// `interrupted`, and the conversation goes on with no completed turn lost. Two roz processes,
+// one PostgreSQL, one nats-server, HAProxy. Skips with a notice when one is missing (fails under CI=true).
+import { setTimeout as delay } from "node:timers/promises";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { SessionResponse } from "../../src/gen/roz/v1/agent_pb.js";
+import { clusterPrerequisites, startCluster, type Cluster, type ClusterPrerequisites } from "../support/cluster.ts";
+import { type SessionClient, type SessionClientFactory, sessionClientFactory } from "../support/session-client.ts";
+import { caseOf, readTurn, responseValue, rq, startSession, textOf, turnCompleteOf } from "../support/session-protocol.ts";
+
+const pre = await clusterPrerequisites();
+const ROUNDS = 20;
+
+/**
+ * Re-attaches through `factory` until a node takes the stream: while the dead node still
+ * counts as alive, the attempt ends with UNAVAILABLE (retryable), as a client's retry loop sees it.
+ */
+async function reattach(factory: SessionClientFactory, sessionId: string, afterSeq: bigint): Promise<{ client: SessionClient; first: SessionResponse }> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const client = factory.open();
+    client.send({ request: { case: "resume", value: { sessionId, afterSeq } } });
+    const first = await Promise.race([client.next(15_000).catch(() => undefined), client.status.then(() => undefined)]);
+    // Refused: a retryable error other than the cut turn's, then the UNAVAILABLE status.
+    const refused =
+      first === undefined || (caseOf(first) === "error" && responseValue(first, "error").code !== "interrupted" && (await client.status).code === 14);
+    if (!refused) return { client, first };
+    client.cancel();
+    await client.status;
+    await delay(100);
+  }
+  throw new Error("no node took the session");
+}
+
+if (pre === undefined) {
+  describe.skip("node loss (PostgreSQL, nats-server or haproxy missing)", () => {
+    it("needs PostgreSQL, nats-server and haproxy", () => undefined);
+  });
+} else {
+  describe("node loss", () => {
+    let cluster: Cluster;
+    let db: pg.Client;
+    beforeAll(async () => {
+      cluster = await startCluster(pre as ClusterPrerequisites, {
+        nodes: 2,
+        env: { ROZ_NODE_HEARTBEAT_MS: "200", ROZ_NODE_EXPIRY_MS: "1000", ROZ_SESSION_RATE_LIMIT_PER_MINUTE: "0", ROZ_RATE_LIMIT_PER_MINUTE: "0" },
+      });
+      db = new pg.Client({ connectionString: cluster.databaseUrl });
+      await db.connect();
+    }, 120_000);
+    afterAll(async () => {
+      await db?.end();
+      await cluster?.close();
+      await pre.stop();
+    });
+
+    it(`kill -9 of the owner mid-turn, ${ROUNDS} times: the client re-attaches, another node adopts, no completed turn is lost`, {
+      timeout: 600_000,
+    }, async () => {
+      const throughProxy = sessionClientFactory("grpc-js", cluster.url);
+      try {
+        for (let round = 0; round < ROUNDS; round++) {
+          const owner = cluster.nodes[round % 2]!;
+          const other = cluster.nodes[(round + 1) % 2]!;
+          const direct = sessionClientFactory("grpc-js", owner.url);
+          const a = direct.open();
+          const { sessionId } = await startSession(a, { model: "scripted/default" });
+          a.send(rq.user(`round ${round}`, { messageId: "m1" }));
+          expect(textOf(await readTurn(a))).toContain(`You said: round ${round}`);
+          a.send(rq.user(`script: ${JSON.stringify({ responses: [[{ text: "working" }, { delay_ms: 60_000 }, { text: "never" }]] })}`, { messageId: "m2" }));
+          await a.responses.nextMatching((r) => caseOf(r) === "textDelta", 15_000);
+          // The running turn is in the stored state before the node dies.
+          await expect
+            .poll(async () => JSON.stringify((await db.query("SELECT state FROM sessions WHERE id = $1", [sessionId])).rows), { timeout: 15_000 })
+            .toContain("runningTurn");
+          await delay(Math.floor(Math.random() * 200));
+          const seen = a.responses.seen.at(-1)!.seq;
+          await owner.stop("SIGKILL");
+          direct.close();
+
+          const { client: b, first } = await reattach(throughProxy, sessionId, seen);
+          expect(caseOf(first), `round ${round}`).toBe("error");
+          expect(responseValue(first, "error"), JSON.stringify(responseValue(first, "error"))).toMatchObject({ code: "interrupted", retryable: true });
+          expect(first.seq).toBeGreaterThan(seen);
+          const cut = await b.responses.nextMatching((r) => caseOf(r) === "turnComplete", 15_000);
+          expect(responseValue(cut, "turnComplete")).toMatchObject({ messageId: "m2", stopReason: "error" });
+          b.send(rq.user("again", { messageId: "m3" }));
+          expect(turnCompleteOf(await readTurn(b)).stopReason).toBe("end_turn");
+          const turns = (await (await fetch(`${other.url}/v1/sessions/${sessionId}/messages?format=turns`)).json()) as {
+            turns: { message_id: string; stop_reason: string; error?: { code: string } }[];
+          };
+          expect(turns.turns.map((t) => [t.message_id, t.stop_reason, t.error?.code])).toEqual([
+            ["m1", "end_turn", undefined],
+            ["m2", "error", "interrupted"],
+            ["m3", "end_turn", undefined],
+          ]);
+          b.send(rq.cancelSession("round done"));
+          expect((await b.status).code).toBe(0);
+          await owner.start();
+          await cluster.waitForBackends(cluster.nodes.map((n) => n.name));
+        }
+      } finally {
+        throughProxy.close();
+      }
+    });
+  });
+}
