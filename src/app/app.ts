@@ -264,6 +264,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   const directory = new SessionDirectory(sessionDeps, registry);
   // Streams of sessions another node owns are relayed over a networked bus.
   const relay = bus.kind === "memory" ? undefined : createSessionRelay(bus, nodeId);
+  if (relay) metrics.observeRelay(relay);
   relay?.host({
     openStream: (principal) => new SessionStream(sessionDeps, registry, directory, principal),
     apply: async (stream, request) => {

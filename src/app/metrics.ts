@@ -24,6 +24,8 @@ export interface Metrics {
   readonly eventLoopBlocks: Counter;
   /** Exposes the node (`roz_node_info`) and its bus's connection: state gauge and reconnect counter. */
   observeBus(bus: EventBus, nodeId: string): void;
+  /** Streams relayed between nodes: `client` ones this node serves for sessions of other nodes, `owner` ones it hosts for other nodes' clients. */
+  observeRelay(relay: { readonly relayedStreams: number; readonly hostedStreams: number }): void;
 }
 
 const seconds = (since: number): number => (performance.now() - since) / 1000;
@@ -165,6 +167,18 @@ export function createMetrics(): Metrics {
           return { ...model, adapter };
         },
       };
+    },
+    observeRelay(relay) {
+      new Gauge({
+        name: "roz_relayed_streams",
+        help: "Session streams relayed between nodes: side=client (this node's clients, sessions owned elsewhere), side=owner (hosted here for other nodes' clients)",
+        labelNames: ["side"],
+        registers: [registry],
+        collect() {
+          this.set({ side: "client" }, relay.relayedStreams);
+          this.set({ side: "owner" }, relay.hostedStreams);
+        },
+      });
     },
     observeBus(bus, nodeId) {
       new Gauge({ name: "roz_node_info", help: "This node: its id and its bus (always 1)", labelNames: ["node_id", "bus"], registers: [registry] }).set(

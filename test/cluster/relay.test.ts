@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentService, type SessionResponse, SessionRequestSchema } from "../../src/gen/roz/v1/agent_pb.js";
 import { clusterPrerequisites, startCluster, type Cluster, type ClusterPrerequisites } from "../support/cluster.ts";
 import { sessionClientFactory, type SessionClient } from "../support/session-client.ts";
+import { expectCompleteLog, says, script, watch } from "../teams/support.ts";
 import { nextOf, readTurn, rq, startSession, textOf, tool, turnCompleteOf } from "../support/session-protocol.ts";
 
 const pre = await clusterPrerequisites();
@@ -27,6 +28,11 @@ async function readUntil(client: SessionClient, kind: NonNullable<SessionRespons
 const activeSessions = async (nodeUrl: string): Promise<number> => {
   const text = await (await fetch(`${nodeUrl}/metrics`)).text();
   return Number(/^roz_sessions\{status="active"\} (\d+)$/m.exec(text)?.[1] ?? "0");
+};
+
+const relayed = async (nodeUrl: string, side: "client" | "owner"): Promise<number> => {
+  const text = await (await fetch(`${nodeUrl}/metrics`)).text();
+  return Number(new RegExp(`^roz_relayed_streams\\{side="${side}"\\} (\\d+)$`, "m").exec(text)?.[1] ?? "-1");
 };
 
 if (pre === undefined) {
@@ -80,6 +86,8 @@ if (pre === undefined) {
           // A keeps running it; B only relays.
           expect(await activeSessions(a.url)).toBeGreaterThanOrEqual(1);
           expect(await activeSessions(b.url)).toBe(0);
+          expect(await relayed(b.url, "client")).toBe(1);
+          expect(await relayed(a.url, "owner")).toBe(1);
           second.send(rq.ping());
           await nextOf(second, "pong");
           second.end();
@@ -123,6 +131,21 @@ if (pre === undefined) {
         onA.close();
         for (const m of managers) m.abort();
       }
+    });
+
+    it("WatchTeam on C follows, live, a task whose workers run on A, and ends with it", { timeout: 60_000 }, async () => {
+      const [a, , c] = cluster.nodes as [Cluster["nodes"][0], Cluster["nodes"][0], Cluster["nodes"][0]];
+      const created = await fetch(`${a.url}/v1/tasks`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ prompt: "team", workers: [{ prompt: script([[{ delay_ms: 1_500 }, { text: "slow" }]]) }, { prompt: says("quick") }] }),
+      });
+      expect(created.status).toBe(201);
+      const taskId = ((await created.json()) as { id: string }).id;
+      const watcher = watch(c.url, taskId);
+      expect(await watcher.done).toBeUndefined();
+      expectCompleteLog(watcher.events);
+      expect(watcher.events.filter((e) => e.event.case === "workerCompleted")).toHaveLength(2);
     });
 
     it("a relayed client that goes away leaves the session resumable; a third node relays it again", { timeout: 60_000 }, async () => {
