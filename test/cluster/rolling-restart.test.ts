@@ -48,7 +48,7 @@ async function reattach(factory: SessionClientFactory, c: Conversation): Promise
 }
 
 /** Runs one turn; the turn may straddle a drain (its stream ends after it), which is followed by a re-attach. */
-async function turn(factory: SessionClientFactory, c: Conversation, text: string): Promise<void> {
+async function turn(c: Conversation, text: string): Promise<void> {
   c.client.send(rq.user(`script: ${JSON.stringify({ responses: [[{ text: `${text} part one` }, { delay_ms: 300 }, { text: " part two" }]] })}`));
   keep(c, await readTurn(c.client, 30_000));
 }
@@ -86,10 +86,10 @@ if (pre === undefined) {
             return c;
           }),
         );
-        await Promise.all(conversations.map((c) => turn(factory, c, "before")));
+        await Promise.all(conversations.map((c) => turn(c, "before")));
         for (const [i, node] of cluster.nodes.entries()) {
           // Turns are running on every node when this one drains: its own finish within the grace period.
-          const running = conversations.map((c) => turn(factory, c, `during ${node.name}`));
+          const running = conversations.map((c) => turn(c, `during ${node.name}`));
           await delay(100);
           expect((await node.stop("SIGTERM"))?.code).toBe(0);
           await Promise.all(running);
@@ -97,7 +97,7 @@ if (pre === undefined) {
           const moved = conversations.filter((c) => c.client.ended);
           expect(moved.length, `sessions on ${node.name}`).toBeGreaterThan(0);
           await Promise.all(moved.map((c) => reattach(factory, c)));
-          await Promise.all(conversations.map((c) => turn(factory, c, `after ${node.name} ${i}`)));
+          await Promise.all(conversations.map((c) => turn(c, `after ${node.name} ${i}`)));
           await node.start();
           await cluster.waitForBackends(cluster.nodes.map((n) => n.name));
         }
