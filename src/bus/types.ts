@@ -35,15 +35,18 @@ export interface Subscription extends AsyncIterable<BusMessage> {
   close(): void;
   /** How many messages were dropped because the reader fell behind. */
   readonly dropped: number;
+  /**
+   * Resolves once the start is fixed: every message published after this, by any process, is
+   * delivered (a networked bus learns "new" from the server; what is published before may or may not be).
+   */
+  readonly ready: Promise<void>;
 }
 
 /** Answers requests on one subject (see `EventBus.serve`). */
 export type RequestHandler = (data: Uint8Array, headers: Readonly<Record<string, string>>) => Promise<Uint8Array>;
 
 /** A direct line's listener (see `EventBus.listen`): ready once other processes' sends reach it. */
-export interface Listener extends Subscription {
-  readonly ready: Promise<void>;
-}
+export type Listener = Subscription;
 
 export interface Responder {
   close(): void;

@@ -24,6 +24,8 @@ export async function watchTask(
   const live = deps.bus.subscribe(teamSubject(taskId), { from: "new", maxPending: LIVE_BUFFER });
   let task;
   try {
+    // The store is read after the live start is fixed, so no event falls between the two.
+    await live.ready;
     task = await deps.store.getTask(tenantId, taskId);
   } catch (err) {
     live.close();

@@ -83,6 +83,7 @@ export function defineBusConformance(name: string, open: () => Promise<EventBus>
       await b.publish("conf.n", bytes("before"));
       const s1 = b.subscribe("conf.n", { from: "new" });
       const s2 = b.subscribe("conf.n", { from: "new" });
+      await Promise.all([s1.ready, s2.ready]);
       for (let i = 0; i < 50; i++) await b.publish("conf.n", bytes(String(i)));
       const expected = Array.from({ length: 50 }, (_, i) => String(i));
       expect((await take(s1, 50)).map((m) => text(m.data))).toEqual(expected);
@@ -95,6 +96,7 @@ export function defineBusConformance(name: string, open: () => Promise<EventBus>
       const b = await bus();
       const star = b.subscribe("conf.w.*", { from: "new" });
       const rest = b.subscribe("conf.w.>", { from: "new" });
+      await Promise.all([star.ready, rest.ready]);
       await b.publish("conf.w.a", bytes("a"));
       await b.publish("conf.w.a.b", bytes("ab"));
       await b.publish("conf.x.a", bytes("x"));
@@ -108,6 +110,7 @@ export function defineBusConformance(name: string, open: () => Promise<EventBus>
     it("close ends the iteration", async () => {
       const b = await bus();
       const sub = b.subscribe("conf.c", { from: "new" });
+      await sub.ready;
       const reading = (async () => {
         const seen: string[] = [];
         for await (const m of sub) seen.push(text(m.data));
@@ -117,6 +120,16 @@ export function defineBusConformance(name: string, open: () => Promise<EventBus>
       await take(b.subscribe("conf.c", { from: { afterSeq: 0 } }), 1);
       sub.close();
       expect(await reading).toEqual(["x"]);
+    });
+
+    it("a subscription closed before its start is fixed is still ready (and ends)", async () => {
+      const b = await bus();
+      const sub = b.subscribe("conf.early", { from: "new" });
+      sub.close();
+      await sub.ready;
+      const seen: BusMessage[] = [];
+      for await (const m of sub) seen.push(m);
+      expect(seen).toEqual([]);
     });
 
     it("an invalid subject is refused", async () => {

@@ -20,6 +20,7 @@ export function createMemoryBus(options: MemoryBusOptions = {}): EventBus {
 class MemorySubscription implements Subscription {
   readonly #filter: string;
   readonly #queue: MessageQueue;
+  readonly ready = Promise.resolve();
 
   constructor(filter: string, maxPending: number, onClose: (s: MemorySubscription) => void) {
     this.#filter = filter;
@@ -115,7 +116,7 @@ class MemoryBus implements EventBus {
       if (listeners.size === 0 && this.#listeners.get(subject) === listeners) this.#listeners.delete(subject);
     });
     listeners.add(listener);
-    return Object.assign(listener, { ready: Promise.resolve() });
+    return listener;
   }
 
   async close(): Promise<void> {

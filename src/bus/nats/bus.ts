@@ -120,9 +120,14 @@ class NatsSubscription implements Subscription {
   readonly #queue: MessageQueue;
   #messages: ConsumerMessages | undefined;
   readonly #eventSubject: (natsSubject: string) => string;
+  readonly ready: Promise<void>;
+  #started!: () => void;
 
   constructor(maxPending: number, eventSubject: (natsSubject: string) => string, onClose: (s: NatsSubscription) => void) {
     this.#eventSubject = eventSubject;
+    this.ready = new Promise((resolve) => {
+      this.#started = resolve;
+    });
     this.#queue = new MessageQueue(maxPending, () => {
       onClose(this);
       // Closing an ordered consumer's messages also deletes the server-side consumer.
@@ -148,8 +153,14 @@ class NatsSubscription implements Subscription {
     this.#queue.push({ subject: this.#eventSubject(m.subject), seq: m.seq, data: m.data, headers: fromHeaders(m.headers) });
   }
 
+  /** The start is fixed (or the subscription failed and closed: nothing more will come). */
+  started(): void {
+    this.#started();
+  }
+
   close(): void {
     this.#queue.close();
+    this.#started();
   }
 
   [Symbol.asyncIterator](): AsyncIterator<BusMessage> {
@@ -267,8 +278,8 @@ class NatsEventBus implements NatsBus {
       (s) => this.#subscriptions.delete(s),
     );
     this.#subscriptions.add(subscription);
-    // "New only" means after the stream's last sequence as of now: the stream-info request goes
-    // out before this returns, so the server answers it before any later publish of this process.
+    // "New only" means after the stream's last sequence as the server answers the stream-info
+    // request; `ready` resolves once that start is fixed.
     const start = options.from === "new" ? this.#lastSeq() : Promise.resolve(options.from.afterSeq);
     void this.#consume(subscription, this.#eventPrefix + filter, start, options.from).catch(() => subscription.close());
     return subscription;
@@ -290,6 +301,7 @@ class NatsEventBus implements NatsBus {
     });
     const messages = await consumer.consume({ callback: (m) => subscription.offer(m), expires: CONSUME_EXPIRES_MS, max_messages: PULL_BATCH });
     subscription.attach(messages);
+    subscription.started();
     void messages.closed().then(() => subscription.close());
   }
 
