@@ -320,7 +320,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
           streamSlots: new StreamSlots(config.maxStreamsPerKey),
           credentialRecheckMs: config.credentialRecheckMs,
           noteOperation: (operation) => watchdog?.note(operation),
-          ...(relay ? { relay } : {}),
+          // A lost owner's sessions can be adopted once its heartbeat expired; allow a few heartbeats more.
+          ...(relay ? { relay, relocateWithinMs: config.nodeExpiryMs + 3 * config.nodeHeartbeatMs } : {}),
         }),
       );
       registerReflection(router, [AgentService]);

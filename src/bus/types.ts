@@ -69,8 +69,9 @@ export interface EventBus {
   subscribe(filter: string, options: SubscribeOptions): Subscription;
   /**
    * Sends one request to whoever serves `subject` (the node that owns something) and resolves
-   * with its reply. Rejects with `RozError("unavailable")` when nobody serves it or the reply
-   * takes longer than `timeoutMs`; a handler's own RozError is passed on.
+   * with its reply. Rejects with `RozError("unavailable")` when nobody serves it (then with
+   * `details.noResponders`, see `isNoResponders`) or the reply takes longer than `timeoutMs`;
+   * a handler's own RozError is passed on.
    */
   request(subject: string, data: Uint8Array, options?: { timeoutMs?: number; headers?: Record<string, string> }): Promise<Uint8Array>;
   /** Serves requests on `subject` until the responder is closed. */
@@ -90,3 +91,7 @@ export interface EventBus {
   /** Ends every subscription and responder. */
   close(): Promise<void>;
 }
+
+/** True for a request's rejection because nobody serves its subject (its server process is gone, not just slow). */
+export const isNoResponders = (err: unknown): boolean =>
+  typeof err === "object" && err !== null && (err as { details?: Record<string, unknown> }).details?.noResponders === true;

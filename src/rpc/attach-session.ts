@@ -4,7 +4,7 @@ import { isUuid, SessionStream } from "../session/index.ts";
 import type { AttachSessionRequest, SessionResponse } from "../gen/roz/v1/agent_pb.js";
 import { toConnectError } from "./connect-errors.ts";
 import { commandFromWire } from "./from-wire.ts";
-import type { RelayedStream } from "./session-relay.ts";
+import { StreamRoute } from "./stream-route.ts";
 import { credentialCheck, openSessionCall, type StreamSessionDeps, writeStream } from "./stream-session.ts";
 
 /** How often, at least this far apart, an AttachSession stream re-checks its key (it sends no requests to check on). */
@@ -27,8 +27,7 @@ export function createAttachSession(deps: StreamSessionDeps) {
       throw new ConnectError("AttachSessionRequest needs start or session_id", Code.InvalidArgument);
     }
     const stream = new SessionStream(deps.session, deps.registry, deps.directory, call.principal);
-    // Set when the session runs on another node: its responses are relayed from there.
-    let relayed: RelayedStream | undefined;
+    const route = new StreamRoute(deps, call.principal, call.format, ctx.signal, stream);
     if (target.case === "start") {
       let command;
       try {
@@ -51,8 +50,7 @@ export function createAttachSession(deps: StreamSessionDeps) {
       const located = deps.relay && isUuid(target.value) ? await deps.directory.find(call.principal, target.value).catch(() => undefined) : undefined;
       if (deps.relay && located?.kind === "remote") {
         try {
-          relayed = await deps.relay.open(located.nodeId, call.principal, target.value, Number(afterSeq ?? 0n), call.format);
-          stream.close();
+          route.relayTo(await deps.relay.open(located.nodeId, call.principal, target.value, Number(afterSeq ?? 0n), call.format));
         } catch (err) {
           void stream.fail(toRozError(err));
         }
@@ -60,9 +58,9 @@ export function createAttachSession(deps: StreamSessionDeps) {
         void stream.resume(target.value, Number(afterSeq ?? 0n));
       }
     }
-    const stopRecheck = recheckWhileOpen(deps, call.authorization, (error) => (relayed ? relayed.fail(error) : stream.fail(error)));
+    const stopRecheck = recheckWhileOpen(deps, call.authorization, (error) => route.fail(error));
     try {
-      yield* writeStream(stream, call, deps, ctx, () => relayed);
+      yield* writeStream(route, call, ctx);
     } finally {
       stopRecheck();
     }

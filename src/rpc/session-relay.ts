@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
-import type { EventBus, Listener } from "../bus/index.ts";
+import { type EventBus, isNoResponders, type Listener } from "../bus/index.ts";
 import { RozError, reasons, toRozError, type Reason } from "../errors/index.ts";
 import type { Principal, SessionStream } from "../session/index.ts";
 import { type SessionRequest, SessionRequestSchema, type SessionResponse, SessionResponseSchema } from "../gen/roz/v1/agent_pb.js";
@@ -16,16 +16,22 @@ import { createStreamWriter, preEncoded } from "./response-writer.ts";
  * re-attaches with its last seq, and the store fills the gap.
  */
 export interface RelayedStream {
+  readonly sessionId: string;
+  /** The highest event seq relayed so far (at first the `afterSeq` it was opened with): where a re-attach goes on. */
+  readonly lastSeq: number;
   /** The owner's responses in order; ends when the owner's stream ends, throws its fatal error. */
   responses(json: boolean): AsyncGenerator<SessionResponse>;
-  /** Hands one client request to the owner's stream; resolves once the owner handled it. */
-  forward(request: SessionRequest): Promise<void>;
-  /** The client half-closed. */
-  requestsEnded(): Promise<void>;
+  /**
+   * Hands one client request to the owner's stream; resolves with true once the owner handled
+   * it, false when it could not be delivered (the relay has ended: its responses throw why).
+   */
+  forward(request: SessionRequest): Promise<boolean>;
+  /** The client half-closed (false: not delivered, as for `forward`). */
+  requestsEnded(): Promise<boolean>;
   /** The client went away. */
   transportBroken(): void;
-  /** Ends the relayed stream with `error` (revoked credentials): the owner reports it and ends. */
-  fail(error: RozError): Promise<void>;
+  /** Ends the relayed stream with `error` (revoked credentials): the owner reports it and ends (false: not delivered). */
+  fail(error: RozError): Promise<boolean>;
 }
 
 /** What the owner needs to host relayed streams: a stream for a principal, handled like a local call's. */
@@ -55,6 +61,8 @@ export interface SessionRelay {
   /** Relayed streams this node serves to its clients, and hosts for other nodes (metrics). */
   readonly relayedStreams: number;
   readonly hostedStreams: number;
+  /** True once `shutdown()` ran: this node's clients are going elsewhere, nothing is moved here. */
+  readonly shuttingDown: boolean;
   /** Ends every relayed stream of this node's clients with `shutting_down`. */
   shutdown(): void;
   close(): void;
@@ -74,12 +82,17 @@ const REASON = "Roz-Reason";
 const MESSAGE = "Roz-Message";
 /** Each response's number on the line (1-based), so that a lost one is noticed. */
 const NUMBER = "Roz-N";
+/** The seq of the event a response carries, so that a relay knows where a re-attach goes on. */
+const SEQ = "Roz-Seq";
 /** The last message of a line: `ok`, or `error` with REASON and MESSAGE. */
 const END = "Roz-End";
 
-/** How often a node tells each owner which of its relays are still wanted; an owner ends those not wanted for 4 rounds. */
-const KEEP_MS = 5_000;
-const KEEP_ROUNDS = 4;
+/**
+ * How often a node tells each owner which of its relays are still wanted (which also notices an
+ * owner that is gone); an owner ends those not wanted for `KEEP_ROUNDS` rounds.
+ */
+const KEEP_MS = 2_000;
+const KEEP_ROUNDS = 10;
 /** Responses buffered for a slow client of a relayed stream before the relay gives up (it then re-attaches from the store). */
 const LINE_BUFFER = 100_000;
 
@@ -105,6 +118,7 @@ export function createSessionRelay(bus: EventBus, nodeId: string): SessionRelay 
   const clients = new Map<string, ClientRelay>();
   const hosted = new Map<string, { stream: SessionStream; keptAt: number }>();
   let responder: { close(): void } | undefined;
+  let shuttingDown = false;
   let sweep: NodeJS.Timeout | undefined;
 
   const keepTimer = setInterval(() => {
@@ -117,8 +131,9 @@ export function createSessionRelay(bus: EventBus, nodeId: string): SessionRelay 
           const unknown = new Set(new TextDecoder().decode(reply).split("\n"));
           for (const r of relays) r.kept(!unknown.has(r.id));
         },
-        () => {
-          for (const r of relays) r.kept(false);
+        (err: unknown) => {
+          // Nobody serves the owner's subject: its process is gone, no need to wait for a second miss.
+          for (const r of relays) r.kept(false, isNoResponders(err));
         },
       );
     }
@@ -128,19 +143,23 @@ export function createSessionRelay(bus: EventBus, nodeId: string): SessionRelay 
   class ClientRelay implements RelayedStream {
     readonly id: string;
     readonly owner: string;
+    readonly sessionId: string;
+    lastSeq: number;
     readonly #line: Listener;
     #error: RozError | undefined;
     #missedKeeps = 0;
 
-    constructor(id: string, owner: string, line: Listener) {
+    constructor(id: string, owner: string, sessionId: string, afterSeq: number, line: Listener) {
       this.id = id;
       this.owner = owner;
+      this.sessionId = sessionId;
+      this.lastSeq = afterSeq;
       this.#line = line;
     }
 
-    kept(known: boolean): void {
+    kept(known: boolean, gone = false): void {
       if (known) this.#missedKeeps = 0;
-      else if (++this.#missedKeeps >= 2) this.end(ownerLost());
+      else if (gone || ++this.#missedKeeps >= 2) this.end(ownerLost());
     }
 
     /** Ends the client side with `error` (the responses throw it). */
@@ -159,6 +178,8 @@ export function createSessionRelay(bus: EventBus, nodeId: string): SessionRelay 
           const end = m.headers[END];
           if (end === "ok") return;
           if (end !== undefined) throw errorOf(m.headers);
+          const seq = Number(m.headers[SEQ] ?? 0);
+          if (seq > this.lastSeq) this.lastSeq = seq;
           yield json ? fromBinary(SessionResponseSchema, m.data) : preEncoded(m.data);
         }
         throw this.#error ?? ownerLost();
@@ -167,20 +188,22 @@ export function createSessionRelay(bus: EventBus, nodeId: string): SessionRelay 
       }
     }
 
-    async #tell(headers: Record<string, string>, data = EMPTY): Promise<void> {
+    async #tell(headers: Record<string, string>, data = EMPTY): Promise<boolean> {
       try {
         await bus.request(hostSubject(this.owner), data, { headers: { ...headers, [RELAY]: this.id } });
+        return true;
       } catch (err) {
         const error = toRozError(err);
-        this.end(error.reason === "not_found" ? ownerLost() : error);
+        this.end(error.reason === "not_found" || isNoResponders(err) ? ownerLost() : error);
+        return false;
       }
     }
 
-    forward(request: SessionRequest): Promise<void> {
+    forward(request: SessionRequest): Promise<boolean> {
       return this.#tell({ [OP]: "request" }, toBinary(SessionRequestSchema, request));
     }
 
-    requestsEnded(): Promise<void> {
+    requestsEnded(): Promise<boolean> {
       return this.#tell({ [OP]: "end", [HOW]: "closed" });
     }
 
@@ -190,7 +213,7 @@ export function createSessionRelay(bus: EventBus, nodeId: string): SessionRelay 
       this.end(undefined);
     }
 
-    fail(error: RozError): Promise<void> {
+    fail(error: RozError): Promise<boolean> {
       return this.#tell({ [OP]: "end", [HOW]: "fail", [REASON]: error.reason, [MESSAGE]: error.message });
     }
   }
@@ -207,7 +230,8 @@ export function createSessionRelay(bus: EventBus, nodeId: string): SessionRelay 
           send(EMPTY, { [END]: "error", [REASON]: item.error.reason, [MESSAGE]: item.error.message });
           return;
         }
-        for (const message of write(item.item)) send(toBinary(SessionResponseSchema, message));
+        const seq: Record<string, string> = item.item.seq > 0 ? { [SEQ]: String(item.item.seq) } : {};
+        for (const message of write(item.item)) send(toBinary(SessionResponseSchema, message), seq);
       }
       send(EMPTY, { [END]: "ok" });
     } finally {
@@ -269,7 +293,7 @@ export function createSessionRelay(bus: EventBus, nodeId: string): SessionRelay 
       const id = randomUUID();
       const line = bus.listen(lineSubject(id), { maxPending: LINE_BUFFER });
       await line.ready;
-      const relay = new ClientRelay(id, ownerNode, line);
+      const relay = new ClientRelay(id, ownerNode, sessionId, afterSeq, line);
       clients.set(id, relay);
       try {
         await bus.request(hostSubject(ownerNode), EMPTY, {
@@ -312,7 +336,11 @@ export function createSessionRelay(bus: EventBus, nodeId: string): SessionRelay 
     get hostedStreams() {
       return hosted.size;
     },
+    get shuttingDown() {
+      return shuttingDown;
+    },
     shutdown() {
+      shuttingDown = true;
       for (const c of [...clients.values()]) {
         c.transportBroken();
         c.end(new RozError("shutting_down"));

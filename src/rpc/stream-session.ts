@@ -19,7 +19,8 @@ import type { EventFormat } from "./event-format.ts";
 import { commandFromWire } from "./from-wire.ts";
 import { encoderOf } from "./responses.ts";
 import { createStreamWriter, isJsonCall, type StreamWriter } from "./response-writer.ts";
-import type { RelayedStream, SessionRelay } from "./session-relay.ts";
+import type { SessionRelay } from "./session-relay.ts";
+import { type ApplyLocally, StreamRoute } from "./stream-route.ts";
 
 export interface StreamSessionDeps {
   session: SessionDeps;
@@ -46,6 +47,11 @@ export interface StreamSessionDeps {
   noteOperation?: (operation: Record<string, unknown>) => void;
   /** Relays streams of sessions that other nodes own (absent on a single node). */
   relay?: SessionRelay;
+  /**
+   * How long a relayed stream whose owner was lost looks for the session's new place (another
+   * node, or this one once the old owner's heartbeat expired) before it ends with UNAVAILABLE.
+   */
+  relocateWithinMs?: number;
 }
 
 /** The command a request would have become, for the cases whose decoding can fail. */
@@ -129,47 +135,42 @@ export async function* openSessionCall(deps: StreamSessionDeps, ctx: HandlerCont
  * Writes a stream's output as the call's responses until it ends; a fatal item ends the
  * call with its status. The client going away (abort, or a write that fails) detaches the
  * stream. Every response goes through the call's `write`, the one per-message write path.
+ * A session relayed from its owner node is written after what the local stream queued; a
+ * relay that is lost moves the route (see `StreamRoute.relocate`) and writing goes on there.
  */
-export async function* writeStream(
-  stream: SessionStream,
-  call: SessionCall,
-  deps: StreamSessionDeps,
-  ctx: HandlerContext,
-  relayed: () => RelayedStream | undefined = () => undefined,
-): AsyncGenerator<SessionResponse> {
-  deps.openStreams.add(stream);
+export async function* writeStream(route: StreamRoute, call: SessionCall, ctx: HandlerContext): AsyncGenerator<SessionResponse> {
   const raw = ctx.values.get(rawRequestKey);
-  const onAbort = (): void => {
-    stream.transportBroken();
-    relayed()?.transportBroken();
-  };
+  const onAbort = (): void => route.transportBroken();
   ctx.signal.addEventListener("abort", onAbort, { once: true });
   try {
-    for await (const item of stream.output) {
-      if (item.kind === "fatal") {
-        // The client may still be sending (an oversized message): its body must not sit in flow control.
-        raw?.resetAfterTrailers();
-        throw toConnectError(item.error);
+    for (;;) {
+      for await (const item of route.local.output) {
+        if (item.kind === "fatal") {
+          // The client may still be sending (an oversized message): its body must not sit in flow control.
+          raw?.resetAfterTrailers();
+          throw toConnectError(item.error);
+        }
+        yield* call.write(item.item);
       }
-      yield* call.write(item.item);
-    }
-    // The stream was handed to the session's owner node: its responses follow the local ones.
-    const remote = relayed();
-    if (remote) {
+      const remote = route.relayed;
+      if (remote === undefined) return;
       try {
         yield* remote.responses(isJsonCall(ctx));
+        return;
       } catch (err) {
-        raw?.resetAfterTrailers();
-        throw toConnectError(toRozError(err));
+        const error = toRozError(err);
+        if (!(await route.relocate(remote, error))) {
+          raw?.resetAfterTrailers();
+          throw toConnectError(error);
+        }
       }
     }
   } finally {
-    relayed()?.transportBroken();
+    route.end();
     call.release();
     ctx.signal.removeEventListener("abort", onAbort);
     // Reached early only when the client went away while we were writing.
-    stream.transportBroken();
-    deps.openStreams.delete(stream);
+    route.release();
   }
 }
 
@@ -184,6 +185,7 @@ export function createStreamSession(deps: StreamSessionDeps) {
     const call = yield* openSessionCall(deps, ctx);
     const { principal } = call;
     const stream = new SessionStream(deps.session, deps.registry, deps.directory, principal);
+    const route = new StreamRoute(deps, principal, call.format, ctx.signal, stream);
     const raw = ctx.values.get(rawRequestKey);
     // A client that goes away often half-closes and resets at once (grpc-js cancel, Node's
     // stream.close): at the request EOF the reset may still be on the wire. `settled()` waits
@@ -192,54 +194,42 @@ export function createStreamSession(deps: StreamSessionDeps) {
     const broken = (): boolean => ctx.signal.aborted || (raw?.aborted() ?? false);
     const stillAuthorized = credentialCheck(deps, call.authorization);
 
-    let relayed: RelayedStream | undefined;
-
     // The request reader: every path settles the stream itself. A rejection would be a bug,
     // and unobserved it would take the process down.
     void (async () => {
       const state = { attached: false };
+      const applyLocally: ApplyLocally = (local, request) => applyRequest(local, request, state, deps, principal);
       try {
         for await (const request of requests) {
           const revoked = await stillAuthorized();
-          if (relayed) {
-            if (revoked) return await relayed.fail(revoked);
-            await relayed.forward(request);
-            continue;
-          }
-          if (revoked) return await stream.fail(revoked);
+          if (revoked) return await route.fail(revoked);
           const remote = !state.attached ? await relayTarget(deps, principal, request) : undefined;
           if (remote) {
             state.attached = true;
             try {
-              relayed = await deps.relay!.open(remote.nodeId, principal, remote.sessionId, remote.afterSeq, call.format);
+              // What the local stream queued (pongs) is written first; then the owner's responses.
+              route.relayTo(await deps.relay!.open(remote.nodeId, principal, remote.sessionId, remote.afterSeq, call.format));
             } catch (err) {
               return await stream.fail(toRozError(err));
             }
-            // What the local stream queued (pongs) is written first; then the owner's responses.
-            stream.close();
             continue;
           }
-          if ((await applyRequest(stream, request, state, deps, principal)) === "stop") return;
+          if ((await route.send(request, applyLocally)) === "stop") return;
         }
         // Only a stream not yet known to be broken needs the round trip (a reset one costs no PING).
         if (!broken()) await raw?.settled();
-        if (relayed) {
-          if (broken()) relayed.transportBroken();
-          else await relayed.requestsEnded();
-        } else if (broken()) stream.transportBroken();
-        else await stream.requestsEnded();
+        if (broken()) route.transportBroken();
+        else await route.requestsEnded();
       } catch (err) {
-        if (relayed) relayed.transportBroken();
-        else if (broken()) stream.transportBroken();
-        else await stream.fail(fromConnectError(err));
+        if (broken() || route.relayed) route.transportBroken();
+        else await route.local.fail(fromConnectError(err));
       }
     })().catch((err: unknown) => {
       deps.session.log.error({ err }, "session request reader failed");
-      stream.transportBroken();
-      relayed?.transportBroken();
+      route.transportBroken();
     });
 
-    yield* writeStream(stream, call, deps, ctx, () => relayed);
+    yield* writeStream(route, call, ctx);
   };
 }
 

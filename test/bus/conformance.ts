@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { RozError } from "../../src/errors/index.ts";
-import type { BusMessage, EventBus, Subscription } from "../../src/bus/index.ts";
+import { type BusMessage, type EventBus, isNoResponders, type Subscription } from "../../src/bus/index.ts";
 
 const bytes = (s: string): Uint8Array => new TextEncoder().encode(s);
 const text = (b: Uint8Array): string => new TextDecoder().decode(b);
@@ -146,6 +146,19 @@ export function defineBusConformance(name: string, open: () => Promise<EventBus>
       const err = await b.request("conf.owner.n1", bytes("ping"), { timeoutMs: 500 }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(RozError);
       expect((err as RozError).reason).toBe("unavailable");
+    });
+
+    it("says when nobody serves a subject, which a slow responder's timeout is not", async () => {
+      const b = await bus();
+      const nobody = await b.request("conf.nobody", bytes(""), { timeoutMs: 2000 }).catch((e: unknown) => e);
+      expect(nobody).toMatchObject({ reason: "unavailable" });
+      expect(isNoResponders(nobody)).toBe(true);
+      const slow = b.serve("conf.slow", () => new Promise<Uint8Array>((resolve) => setTimeout(() => resolve(bytes("late")), 1000)));
+      await slow.ready;
+      const late = await b.request("conf.slow", bytes(""), { timeoutMs: 200 }).catch((e: unknown) => e);
+      expect(late).toMatchObject({ reason: "unavailable" });
+      expect(isNoResponders(late)).toBe(false);
+      slow.close();
     });
 
     it("a direct line delivers in the sender's order to its listeners, stores nothing, and stops at close", async () => {

@@ -105,5 +105,69 @@ if (pre === undefined) {
         throughProxy.close();
       }
     });
+
+    it("a client relayed through the other node keeps its stream when the owner dies: that node adopts the session at once", {
+      timeout: 120_000,
+    }, async () => {
+      const [owner, other] = cluster.nodes as [Cluster["nodes"][0], Cluster["nodes"][0]];
+      const direct = sessionClientFactory("grpc-js", owner.url);
+      const relayedThrough = sessionClientFactory("grpc-js", other.url);
+      try {
+        const a = direct.open();
+        const { sessionId } = await startSession(a, { model: "scripted/default" });
+        a.send(rq.user("before", { messageId: "m1" }));
+        expect(textOf(await readTurn(a))).toContain("You said: before");
+        const seen = a.responses.seen.at(-1)!.seq;
+        a.cancel();
+        await a.status;
+
+        const b = relayedThrough.open();
+        b.send({ request: { case: "resume", value: { sessionId, afterSeq: seen } } });
+        b.send(rq.user(`script: ${JSON.stringify({ responses: [[{ text: "working" }, { delay_ms: 60_000 }, { text: "never" }]] })}`, { messageId: "m2" }));
+        await b.responses.nextMatching((r) => caseOf(r) === "textDelta", 15_000);
+        await expect
+          .poll(async () => JSON.stringify((await db.query("SELECT state FROM sessions WHERE id = $1", [sessionId])).rows), { timeout: 15_000 })
+          .toContain("runningTurn");
+        const killedAt = Date.now();
+        await owner.stop("SIGKILL");
+        direct.close();
+        // Sent while the owner is gone: it waits for the session's new place and is answered there.
+        b.send(rq.ping());
+
+        // The same stream goes on: what the owner stored but did not relay, the cut turn, then a new turn.
+        const lastBefore = b.responses.seen.at(-1)!.seq;
+        const cut = await b.responses.nextMatching((r) => caseOf(r) === "error", 30_000);
+        expect(responseValue(cut, "error")).toMatchObject({ code: "interrupted", retryable: true });
+        expect(cut.seq).toBeGreaterThan(lastBefore);
+        // Adopted once the heartbeat expired (1 s here) and the relay noticed (a keep-alive round), not on a re-attach.
+        expect(Date.now() - killedAt).toBeLessThan(10_000);
+        const done = await b.responses.nextMatching((r) => caseOf(r) === "turnComplete", 15_000);
+        await expect.poll(() => b.responses.seen.some((r) => caseOf(r) === "pong"), { timeout: 15_000 }).toBe(true);
+        expect(responseValue(done, "turnComplete")).toMatchObject({ messageId: "m2", stopReason: "error" });
+        b.send(rq.user("again", { messageId: "m3" }));
+        const again = await readTurn(b);
+        expect(textOf(again)).toContain("You said: again");
+        const seqs = b.responses.seen.map((r) => r.seq).filter((q) => q > seen);
+        for (const [i, q] of seqs.entries()) expect(q).toBe(seen + 1n + BigInt(i));
+        const metrics = await (await fetch(`${other.url}/metrics`)).text();
+        expect(metrics).toMatch(/^roz_sessions\{status="active"\} 1$/m);
+        expect(metrics).toMatch(/^roz_relayed_streams\{side="client"\} 0$/m);
+        const turns = (await (await fetch(`${other.url}/v1/sessions/${sessionId}/messages?format=turns`)).json()) as {
+          turns: { message_id: string; stop_reason: string; error?: { code: string } }[];
+        };
+        expect(turns.turns.map((t) => [t.message_id, t.stop_reason, t.error?.code])).toEqual([
+          ["m1", "end_turn", undefined],
+          ["m2", "error", "interrupted"],
+          ["m3", "end_turn", undefined],
+        ]);
+        b.send(rq.cancelSession("done"));
+        expect((await b.status).code).toBe(0);
+      } finally {
+        direct.close();
+        relayedThrough.close();
+        await owner.start();
+        await cluster.waitForBackends(cluster.nodes.map((n) => n.name));
+      }
+    });
   });
 }

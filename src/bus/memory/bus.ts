@@ -78,7 +78,7 @@ class MemoryBus implements EventBus {
 
   async request(subject: string, data: Uint8Array, options: { timeoutMs?: number; headers?: Record<string, string> } = {}): Promise<Uint8Array> {
     const handler = this.#handlers.get(subject);
-    if (handler === undefined) throw new RozError("unavailable", `no responder for "${subject}"`);
+    if (handler === undefined) throw new RozError("unavailable", `no responder for "${subject}"`, { details: { noResponders: true } });
     const timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {

@@ -1,5 +1,5 @@
 import { connect } from "@nats-io/transport-node";
-import { headers as natsHeaders, type MsgHdrs, type NatsConnection, type Subscription as NatsCoreSubscription } from "@nats-io/transport-node";
+import { headers as natsHeaders, RequestError, type MsgHdrs, type NatsConnection, type Subscription as NatsCoreSubscription } from "@nats-io/transport-node";
 import {
   DeliverPolicy,
   DiscardPolicy,
@@ -312,7 +312,10 @@ class NatsEventBus implements NatsBus {
     try {
       reply = await this.#nc.request(this.#requestPrefix + subject, data, { timeout: timeoutMs, ...(h ? { headers: h } : {}) });
     } catch (err) {
-      throw new RozError("unavailable", `no reply on "${subject}": ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      throw new RozError("unavailable", `no reply on "${subject}": ${err instanceof Error ? err.message : String(err)}`, {
+        cause: err,
+        ...(err instanceof RequestError && err.isNoResponders() ? { details: { noResponders: true } } : {}),
+      });
     }
     const reason = reply.headers?.get(ERROR_REASON);
     if (reason) throw new RozError(isReason(reason) ? reason : "internal", reply.headers?.get(ERROR_MESSAGE) || undefined);
