@@ -34,6 +34,18 @@ async function reattach(factory: SessionClientFactory, sessionId: string, afterS
   throw new Error("no node took the session");
 }
 
+/** The stored turns (REST, on `nodeUrl`): m1 answered, m2 cut by the node's death, m3 answered after adoption. */
+async function expectCutTurnStored(nodeUrl: string, sessionId: string): Promise<void> {
+  const turns = (await (await fetch(`${nodeUrl}/v1/sessions/${sessionId}/messages?format=turns`)).json()) as {
+    turns: { message_id: string; stop_reason: string; error?: { code: string } }[];
+  };
+  expect(turns.turns.map((t) => [t.message_id, t.stop_reason, t.error?.code])).toEqual([
+    ["m1", "end_turn", undefined],
+    ["m2", "error", "interrupted"],
+    ["m3", "end_turn", undefined],
+  ]);
+}
+
 if (pre === undefined) {
   describe.skip("node loss (PostgreSQL, nats-server or haproxy missing)", () => {
     it("needs PostgreSQL, nats-server and haproxy", () => undefined);
@@ -88,14 +100,7 @@ if (pre === undefined) {
           expect(responseValue(cut, "turnComplete")).toMatchObject({ messageId: "m2", stopReason: "error" });
           b.send(rq.user("again", { messageId: "m3" }));
           expect(turnCompleteOf(await readTurn(b)).stopReason).toBe("end_turn");
-          const turns = (await (await fetch(`${other.url}/v1/sessions/${sessionId}/messages?format=turns`)).json()) as {
-            turns: { message_id: string; stop_reason: string; error?: { code: string } }[];
-          };
-          expect(turns.turns.map((t) => [t.message_id, t.stop_reason, t.error?.code])).toEqual([
-            ["m1", "end_turn", undefined],
-            ["m2", "error", "interrupted"],
-            ["m3", "end_turn", undefined],
-          ]);
+          await expectCutTurnStored(other.url, sessionId);
           b.send(rq.cancelSession("round done"));
           expect((await b.status).code).toBe(0);
           await owner.start();
@@ -152,14 +157,7 @@ if (pre === undefined) {
         const metrics = await (await fetch(`${other.url}/metrics`)).text();
         expect(metrics).toMatch(/^roz_sessions\{status="active"\} 1$/m);
         expect(metrics).toMatch(/^roz_relayed_streams\{side="client"\} 0$/m);
-        const turns = (await (await fetch(`${other.url}/v1/sessions/${sessionId}/messages?format=turns`)).json()) as {
-          turns: { message_id: string; stop_reason: string; error?: { code: string } }[];
-        };
-        expect(turns.turns.map((t) => [t.message_id, t.stop_reason, t.error?.code])).toEqual([
-          ["m1", "end_turn", undefined],
-          ["m2", "error", "interrupted"],
-          ["m3", "end_turn", undefined],
-        ]);
+        await expectCutTurnStored(other.url, sessionId);
         b.send(rq.cancelSession("done"));
         expect((await b.status).code).toBe(0);
       } finally {
