@@ -23,6 +23,8 @@ export const benchServerDefaults: Record<string, string> = {
   // Keepalives are measured nowhere; keep them out of the event streams.
   ROZ_KEEPALIVE_INTERVAL_MS: "3600000",
   ROZ_MAX_CONCURRENT_STREAMS: "5000",
+  // The benches open thousands of sessions with one key (the abuse section sets its own cap).
+  ROZ_MAX_STREAMS_PER_KEY: "100000",
 };
 
 export interface CpuStats {
