@@ -4,7 +4,7 @@
 // that drains out of the rotation and put it back once it is ready.
 // Skips with a notice when PostgreSQL, nats-server or haproxy is missing (fails under CI=true).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clusterPrerequisites, startCluster, type Cluster, type ClusterPrerequisites } from "../support/cluster.ts";
+import { activeSessions, clusterPrerequisites, startCluster, type Cluster, type ClusterPrerequisites } from "../support/cluster.ts";
 import { sessionClientFactory } from "../support/session-client.ts";
 import { readTurn, rq, startSession, textOf, turnCompleteOf } from "../support/session-protocol.ts";
 
@@ -13,12 +13,6 @@ const pre = await clusterPrerequisites();
 const json = async (url: string, init?: RequestInit): Promise<{ status: number; body: Record<string, unknown> }> => {
   const r = await fetch(url, init);
   return { status: r.status, body: (await r.json()) as Record<string, unknown> };
-};
-
-/** Active sessions of one node, from its own /metrics. */
-const activeSessions = async (nodeUrl: string): Promise<number> => {
-  const text = await (await fetch(`${nodeUrl}/metrics`)).text();
-  return Number(/^roz_sessions\{status="active"\} (\d+)$/m.exec(text)?.[1] ?? "0");
 };
 
 if (pre === undefined) {
