@@ -6,6 +6,7 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  activeSessions,
   clusterPrerequisites,
   type Cluster,
   type ClusterPrerequisites,
@@ -63,13 +64,19 @@ if (pre === undefined) {
         await Promise.all(conversations.map((c) => turn(c, "before")));
         for (const [i, node] of cluster.nodes.entries()) {
           // Turns are running on every node when this one drains: its own finish within the grace period.
+          const owned = await activeSessions(node.url);
           const running = conversations.map((c) => turn(c, `during ${node.name}`));
           await delay(100);
           expect((await node.stop("SIGTERM"))?.code).toBe(0);
           await Promise.all(running);
-          // The drained node's clients lost their streams (with HAProxy in between, others may too).
+          // Exactly the drained node's clients lost their streams (each stream goes straight to its
+          // owner here): the other node's streams, on the same client and HAProxy connections, go on.
+          // The first node's sessions moved to the second, so the second drains all of them.
           const moved = conversations.filter((c) => c.client.ended);
-          expect(moved.length, `sessions on ${node.name}`).toBeGreaterThan(0);
+          expect(moved.length, `sessions on ${node.name}`).toBe(owned);
+          if (i === 0) expect(owned, "HAProxy spreads the starts").toBeLessThan(SESSIONS);
+          else expect(owned).toBe(SESSIONS);
+          expect(owned).toBeGreaterThan(0);
           await Promise.all(moved.map((c) => reattach(factory, c)));
           await Promise.all(conversations.map((c) => turn(c, `after ${node.name} ${i}`)));
           await node.start();
