@@ -79,6 +79,43 @@ async function readTurnAcross(c: Client): Promise<void> {
   }
 }
 
+/**
+ * Per owner node (A, B), client library and path: one started conversation. A relayed one is
+ * re-attached on the other node, an HAProxy one through HAProxy (which picks a node). The
+ * factories opened go to `factories` (for closing).
+ */
+async function openClients(cluster: Cluster, kinds: readonly ClientKind[], paths: readonly Path[], factories: SessionClientFactory[]): Promise<Client[]> {
+  const factory = (kind: ClientKind, url: string): SessionClientFactory => {
+    const f = sessionClientFactory(kind, url);
+    factories.push(f);
+    return f;
+  };
+  const [a, b] = cluster.nodes as [Cluster["nodes"][0], Cluster["nodes"][0]];
+  const clients: Client[] = [];
+  for (const [owner, other] of [
+    [a, b],
+    [b, a],
+  ] as const) {
+    for (const kind of kinds) {
+      const on = { owner: factory(kind, owner.url), relayed: factory(kind, other.url), haproxy: factory(kind, cluster.url) };
+      for (const path of paths) {
+        const first = (path === "haproxy" ? on.haproxy : on.owner).open();
+        const c: Client = { sessionId: "", client: first, seen: [], path, factory: on[path], endings: [] };
+        c.sessionId = (await startSession(first, { model: "scripted/default" })).sessionId;
+        for (const r of first.responses.seen) record(c, r);
+        if (path !== "owner") {
+          first.cancel();
+          await first.status;
+          c.client = c.factory.open();
+          c.client.send({ request: { case: "resume", value: { sessionId: c.sessionId, afterSeq: lastSeq(c) } } });
+        }
+        clients.push(c);
+      }
+    }
+  }
+  return clients;
+}
+
 if (pre === undefined) {
   describe.skip("NATS restart under a cluster (PostgreSQL, nats-server or haproxy missing)", () => {
     it("needs PostgreSQL, nats-server and haproxy", () => undefined);
@@ -89,7 +126,8 @@ if (pre === undefined) {
     beforeAll(async () => {
       cluster = await startCluster(pre as ClusterPrerequisites, {
         nodes: 2,
-        env: { ROZ_SESSION_RATE_LIMIT_PER_MINUTE: "0", ROZ_RATE_LIMIT_PER_MINUTE: "0", ROZ_MAX_STREAMS_PER_KEY: "0" },
+        // Keepalives far apart: a relayed client must not need one to learn that responses were lost.
+        env: { ROZ_SESSION_RATE_LIMIT_PER_MINUTE: "0", ROZ_RATE_LIMIT_PER_MINUTE: "0", ROZ_MAX_STREAMS_PER_KEY: "0", ROZ_KEEPALIVE_INTERVAL_MS: "60000" },
       });
     }, 120_000);
     afterAll(async () => {
@@ -101,48 +139,11 @@ if (pre === undefined) {
       timeout: 120_000,
     }, async () => {
       const nats = (pre as ClusterPrerequisites).nats;
-      const [a, b] = cluster.nodes as [Cluster["nodes"][0], Cluster["nodes"][0]];
-      const kinds: ClientKind[] = ["grpc-js", "connect"];
+      const a = cluster.nodes[0]!;
       const factories: SessionClientFactory[] = [];
-      const factory = (kind: ClientKind, url: string): SessionClientFactory => {
-        const f = sessionClientFactory(kind, url);
-        factories.push(f);
-        return f;
-      };
       try {
         // Per owner node, client library and path: one conversation (2 × 2 × 3 = 12).
-        const clients: Client[] = [];
-        for (const [owner, other] of [
-          [a, b],
-          [b, a],
-        ] as const) {
-          for (const kind of kinds) {
-            const onOwner = factory(kind, owner.url);
-            const onOther = factory(kind, other.url);
-            const viaProxy = factory(kind, cluster.url);
-            for (const path of ["owner", "relayed", "haproxy"] as const) {
-              const first = (path === "haproxy" ? viaProxy : onOwner).open();
-              const c: Client = {
-                sessionId: "",
-                client: first,
-                seen: [],
-                path,
-                factory: { owner: onOwner, relayed: onOther, haproxy: viaProxy }[path],
-                endings: [],
-              };
-              c.sessionId = (await startSession(first, { model: "scripted/default" })).sessionId;
-              for (const r of first.responses.seen) record(c, r);
-              if (path !== "owner") {
-                // Re-attached where the path leads: the other node relays it; HAProxy picks a node.
-                first.cancel();
-                await first.status;
-                c.client = c.factory.open();
-                c.client.send({ request: { case: "resume", value: { sessionId: c.sessionId, afterSeq: lastSeq(c) } } });
-              }
-              clients.push(c);
-            }
-          }
-        }
+        const clients = await openClients(cluster, ["grpc-js", "connect"], ["owner", "relayed", "haproxy"], factories);
         const turn = async (text: string): Promise<void> => {
           for (const c of clients) c.client.send(rq.user(text));
           await Promise.all(clients.map(readTurnAcross));
@@ -219,6 +220,35 @@ if (pre === undefined) {
         console.info(
           `[nats restart] outage ${outageMs} ms; ${broken.length} of ${clients.length} clients re-attached (${broken.map((c) => c.path).join(", ")}); endings: ${[...new Set(broken.flatMap((c) => c.endings))].join(" | ")}`,
         );
+      } finally {
+        for (const f of factories) f.close();
+      }
+    });
+
+    it("a relayed turn that ends while NATS is down: its client learns of the lost responses from the next relay keep round", { timeout: 90_000 }, async () => {
+      const nats = (pre as ClusterPrerequisites).nats;
+      const factories: SessionClientFactory[] = [];
+      try {
+        const clients = await openClients(cluster, ["grpc-js"], ["relayed", "relayed"], factories);
+        for (const c of clients)
+          c.client.send(rq.user(`script: ${JSON.stringify({ responses: [[{ text: "first" }, { delay_ms: 1_000 }, { text: " last" }]] })}`));
+        const reading = Promise.all(clients.map(readTurnAcross));
+        await expect.poll(() => clients.every((c) => textOf(c.seen).includes("first")), { timeout: 15_000 }).toBe(true);
+        // The rest of every turn is sent while NATS is down: nothing follows it on the line.
+        await nats.restart({ signal: "SIGTERM", whileDown: () => delay(2_000) });
+        const back = Date.now();
+        await reading;
+        const waited = Date.now() - back;
+        // Two relay keep rounds (5 s each) at most, far less than a keepalive interval.
+        expect(waited).toBeLessThan(15_000);
+        expect(clients.filter((c) => c.endings.length > 0).length, "clients that re-attached").toBeGreaterThan(0);
+        for (const c of clients) {
+          expect(textOf(c.seen)).toContain("first last");
+          const replay = await replayFromStart(factories[0]!, c.sessionId, c.seen.length);
+          expect(replay.map(show)).toEqual(c.seen.map(show));
+          c.client.cancel();
+        }
+        console.info(`[nats restart] relayed turns that ended during the outage complete ${waited} ms after NATS is back`);
       } finally {
         for (const f of factories) f.close();
       }
