@@ -58,6 +58,9 @@ import { SERVER_VERSION } from "./version.ts";
 /** The console's build output in this installation (`npm run build:web` writes it). */
 const defaultConsoleDir = fileURLToPath(new URL("../../web/dist/", import.meta.url));
 
+/** How long after the PING round trip at a request's END_STREAM a reset still counts as the client going away. */
+const RESET_AFTER_END_MS = 100;
+
 /** Kept responses a live session holds in memory at most (older ones are read from the store). */
 const MEMORY_EVENTS = 2_000;
 
@@ -338,8 +341,16 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
             const stream = "stream" in raw ? raw.stream : undefined;
             const session = stream?.session;
             if (!stream || !session || stream.destroyed || session.destroyed || session.closed) return resolve();
-            stream.once("close", () => resolve());
-            void pingRoundTrip(session).then(resolve);
+            let timer: NodeJS.Timeout | undefined;
+            stream.once("close", () => {
+              clearTimeout(timer);
+              resolve();
+            });
+            // A proxy answers the PING itself, and HAProxy passes a client's reset on as END_STREAM
+            // followed, a few ms later, by RST_STREAM: a reset that soon after the PING still counts.
+            void pingRoundTrip(session).then(() => {
+              timer = setTimeout(resolve, RESET_AFTER_END_MS);
+            });
           }),
         aborted: () => {
           if ("stream" in raw && raw.stream) return raw.stream.aborted || (raw.stream.rstCode ?? 0) !== 0 || raw.stream.destroyed;

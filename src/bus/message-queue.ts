@@ -12,6 +12,7 @@ export class MessageQueue implements AsyncIterable<BusMessage> {
   #wake: (() => void) | undefined;
   #closed = false;
   dropped = 0;
+  received = 0;
 
   /** `onClose` runs once, when the queue closes (by `close()` or by the reader leaving). */
   constructor(maxPending: number, onClose: () => void) {
@@ -25,6 +26,7 @@ export class MessageQueue implements AsyncIterable<BusMessage> {
 
   push(message: BusMessage): void {
     if (this.#closed) return;
+    this.received++;
     this.#items.push(message);
     if (this.#items.length > this.#maxPending) {
       this.#items.shift();

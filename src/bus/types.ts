@@ -35,6 +35,8 @@ export interface Subscription extends AsyncIterable<BusMessage> {
   close(): void;
   /** How many messages were dropped because the reader fell behind. */
   readonly dropped: number;
+  /** How many messages reached it so far (read, waiting or dropped). */
+  readonly received: number;
   /**
    * Resolves once the start is fixed: every message published after this, by any process, is
    * delivered (a networked bus learns "new" from the server; what is published before may or may not be).

@@ -9,8 +9,8 @@ export interface RawRequestInfo {
   resetAfterTrailers(): void;
   /**
    * Resolves once every frame the peer sent before now has been processed (an HTTP/2 PING
-   * round trip; at once on HTTP/1.1 or a closed connection), so `aborted()` is then final
-   * for anything the client did before.
+   * round trip, plus a short wait for a proxy's late reset; at once on HTTP/1.1 or a closed
+   * connection), so `aborted()` is then final for anything the client did before.
    */
   settled(): Promise<void>;
 }

@@ -113,10 +113,18 @@ const principalOf = (headers: Readonly<Record<string, string>>): Principal => {
   return { tenantId, scopes: (headers[SCOPES] ?? "").split(",").filter((s) => s !== ""), ...(headers[KEY] ? { keyId: headers[KEY] } : {}) };
 };
 const ownerLost = (): RozError => new RozError("unavailable", "the node running this session stopped answering; re-attach with your last seq");
+const responsesLost = (): RozError => new RozError("unavailable", "the relayed stream lost responses; re-attach with your last seq");
+
+/** A hosted stream: when its client node last wanted it, and how many messages its line carried. */
+interface Hosted {
+  stream: SessionStream;
+  keptAt: number;
+  sent: number;
+}
 
 export function createSessionRelay(bus: EventBus, nodeId: string): SessionRelay {
   const clients = new Map<string, ClientRelay>();
-  const hosted = new Map<string, { stream: SessionStream; keptAt: number }>();
+  const hosted = new Map<string, Hosted>();
   let responder: { close(): void } | undefined;
   let shuttingDown = false;
   let sweep: NodeJS.Timeout | undefined;
@@ -128,12 +136,17 @@ export function createSessionRelay(bus: EventBus, nodeId: string): SessionRelay 
       const ids = new TextEncoder().encode(relays.map((r) => r.id).join("\n"));
       void bus.request(hostSubject(owner), ids, { headers: { [OP]: "keep" } }).then(
         (reply) => {
-          const unknown = new Set(new TextDecoder().decode(reply).split("\n"));
-          for (const r of relays) r.kept(!unknown.has(r.id));
+          const unknown = new Set<string>();
+          const sent = new Map<string, number>();
+          for (const line of new TextDecoder().decode(reply).split("\n")) {
+            const [id = "", n] = line.split(" ");
+            if (n === undefined) unknown.add(id);
+            else sent.set(id, Number(n));
+          }
+          for (const r of relays) r.kept({ known: !unknown.has(r.id), sent: sent.get(r.id) });
         },
         (err: unknown) => {
-          // Nobody serves the owner's subject: its process is gone, no need to wait for a second miss.
-          for (const r of relays) r.kept(false, isNoResponders(err));
+          for (const r of relays) r.kept({ known: false, gone: isNoResponders(err) });
         },
       );
     }
@@ -157,9 +170,24 @@ export function createSessionRelay(bus: EventBus, nodeId: string): SessionRelay 
       this.#line = line;
     }
 
-    kept(known: boolean, gone = false): void {
-      if (known) this.#missedKeeps = 0;
-      else if (gone || ++this.#missedKeeps >= 2) this.end(ownerLost());
+    /**
+     * One keep round's answer: whether the owner still hosts this relay and how many messages
+     * it sent on the line, or that nobody serves the owner's subject (`gone`: its process is gone,
+     * no need to wait for a second miss).
+     */
+    kept(answer: { known: boolean; sent?: number | undefined; gone?: boolean }): void {
+      if (!answer.known) {
+        if (answer.gone || ++this.#missedKeeps >= 2) this.end(ownerLost());
+        return;
+      }
+      this.#missedKeeps = 0;
+      // The answer left the owner after every message it counts, on the same connection, so
+      // they arrived first: fewer here means the last ones were lost (core NATS while a node
+      // reconnects), which no later response may come to reveal.
+      if (answer.sent !== undefined && this.#line.received < answer.sent) {
+        this.#error ??= responsesLost();
+        this.transportBroken();
+      }
     }
 
     /** Ends the client side with `error` (the responses throw it). */
@@ -173,8 +201,7 @@ export function createSessionRelay(bus: EventBus, nodeId: string): SessionRelay 
       let expected = 1;
       try {
         for await (const m of this.#line) {
-          if (Number(m.headers[NUMBER]) !== expected++ || this.#line.dropped > 0)
-            throw new RozError("unavailable", "the relayed stream lost responses; re-attach with your last seq");
+          if (Number(m.headers[NUMBER]) !== expected++ || this.#line.dropped > 0) throw responsesLost();
           const end = m.headers[END];
           if (end === "ok") return;
           if (end !== undefined) throw errorOf(m.headers);
@@ -219,11 +246,11 @@ export function createSessionRelay(bus: EventBus, nodeId: string): SessionRelay 
   }
 
   /** Runs a hosted stream's output onto its line until it ends. */
-  async function pump(relayId: string, stream: SessionStream, format: EventFormat, host: RelayHost): Promise<void> {
+  async function pump(relayId: string, hostedStream: Hosted, format: EventFormat, host: RelayHost): Promise<void> {
+    const { stream } = hostedStream;
     const line = lineSubject(relayId);
     const write = createStreamWriter(format, false);
-    let n = 0;
-    const send = (data: Uint8Array, headers: Record<string, string> = {}): void => bus.send(line, data, { ...headers, [NUMBER]: String(++n) });
+    const send = (data: Uint8Array, headers: Record<string, string> = {}): void => bus.send(line, data, { ...headers, [NUMBER]: String(++hostedStream.sent) });
     try {
       for await (const item of stream.output) {
         if (item.kind === "fatal") {
@@ -245,13 +272,15 @@ export function createSessionRelay(bus: EventBus, nodeId: string): SessionRelay 
     const op = headers[OP];
     if (op === "keep") {
       const now = Date.now();
-      const unknown: string[] = [];
+      // Per relay a line: its id alone when unknown, else the id and the messages sent on its
+      // line so far (a node that reads only the unknown ones takes the others as known).
+      const answer: string[] = [];
       for (const id of new TextDecoder().decode(data).split("\n")) {
         const h = hosted.get(id);
         if (h) h.keptAt = now;
-        else unknown.push(id);
+        answer.push(h ? `${id} ${h.sent}` : id);
       }
-      return new TextEncoder().encode(unknown.join("\n"));
+      return new TextEncoder().encode(answer.join("\n"));
     }
     if (op === "deliver") {
       const sessionId = headers[SESSION];
@@ -267,9 +296,10 @@ export function createSessionRelay(bus: EventBus, nodeId: string): SessionRelay 
       if (!sessionId) throw new RozError("invalid_argument", "a relay needs its session");
       const principal = principalOf(headers);
       const stream = host.openStream(principal);
-      hosted.set(relayId, { stream, keptAt: Date.now() });
+      const h: Hosted = { stream, keptAt: Date.now(), sent: 0 };
+      hosted.set(relayId, h);
       host.track(stream, true);
-      void pump(relayId, stream, (headers[FORMAT] ?? "flat") as EventFormat, host).catch((err: unknown) => host.log.warn({ err }, "relayed stream failed"));
+      void pump(relayId, h, (headers[FORMAT] ?? "flat") as EventFormat, host).catch((err: unknown) => host.log.warn({ err }, "relayed stream failed"));
       void stream.resume(sessionId, Number(headers[AFTER] ?? "0"));
       return EMPTY;
     }

@@ -190,7 +190,8 @@ export function createStreamSession(deps: StreamSessionDeps) {
     // A client that goes away often half-closes and resets at once (grpc-js cancel, Node's
     // stream.close): at the request EOF the reset may still be on the wire. `settled()` waits
     // for one HTTP/2 PING round trip, which the peer answers only after the frames it sent
-    // before it, so after it a reset is known for sure (no timing guess).
+    // before it, and then briefly more for a proxy in between (which answers the PING itself
+    // and may pass the reset on a little after the END_STREAM).
     const broken = (): boolean => ctx.signal.aborted || (raw?.aborted() ?? false);
     const stillAuthorized = credentialCheck(deps, call.authorization);
 

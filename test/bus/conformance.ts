@@ -173,7 +173,9 @@ export function defineBusConformance(name: string, open: () => Promise<EventBus>
       expect(got.map((m) => text(m.data))).toEqual(Array.from({ length: 50 }, (_, i) => `m${i + 1}`));
       expect(got.map((m) => m.headers["n"])).toEqual(Array.from({ length: 50 }, (_, i) => String(i + 1)));
       expect(got.every((m) => m.subject === "conf.line.one" && m.seq === 0)).toBe(true);
+      expect(listener.received).toBe(50);
       expect((await take(other, 1)).map((m) => text(m.data))).toEqual(["elsewhere"]);
+      expect(other.received).toBe(1);
       // Nothing of it went to the stream.
       const stored = b.subscribe("conf.line.>", { from: { afterSeq: 0 } });
       await b.publish("conf.mark", bytes("mark"));

@@ -16,6 +16,7 @@ describe("memory bus specifics", () => {
     }
     expect(got).toEqual([7, 8, 9]);
     expect(sub.dropped).toBe(7);
+    expect(sub.received).toBe(10);
     await bus.close();
   });
 });

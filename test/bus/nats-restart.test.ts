@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BusMessage } from "../../src/bus/index.ts";
 import { natsForTests, type TestNats } from "../support/nats.ts";
-import { startServer, type TestServer } from "../support/server.ts";
+import { metric, readyz, startServer, type TestServer } from "../support/server.ts";
 
 const nats = await natsForTests();
 
@@ -16,16 +16,6 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 60
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
-
-const readyz = async (url: string): Promise<{ status: number; checks: { name: string; ok: boolean; error?: string }[] }> => {
-  const r = await fetch(`${url}/readyz`);
-  return { status: r.status, checks: ((await r.json()) as { checks: { name: string; ok: boolean; error?: string }[] }).checks };
-};
-const metric = async (url: string, line: RegExp): Promise<number | undefined> => {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const m = line.exec(text);
-  return m ? Number(m[1]) : undefined;
-};
 
 if (nats === undefined) {
   describe.skip("NATS restart under load (no nats-server installed)", () => {
@@ -71,15 +61,18 @@ if (nats === undefined) {
       })();
       await until("events before the restart", async () => acked.length >= 200);
 
-      await nats.kill("SIGTERM");
-      await until("/readyz to report the bus down", async () => {
-        const r = await readyz(url);
-        return r.status === 503 && r.checks.some((c) => c.name === "bus" && !c.ok && typeof c.error === "string");
+      let ackedBeforeRestart = 0;
+      await nats.restart({
+        signal: "SIGTERM",
+        whileDown: async () => {
+          await until("/readyz to report the bus down", async () => {
+            const r = await readyz(url);
+            return r.status === 503 && r.checks.some((c) => c.name === "bus" && !c.ok && typeof c.error === "string");
+          });
+          expect(await metric(url, /^roz_bus_connected\{bus="nats"\} (\d+)$/m)).toBe(0);
+          ackedBeforeRestart = acked.length;
+        },
       });
-      expect(await metric(url, /^roz_bus_connected\{bus="nats"\} (\d+)$/m)).toBe(0);
-      const ackedBeforeRestart = acked.length;
-
-      await nats.start();
       await until("/readyz to be ready again", async () => (await readyz(url)).status === 200);
       expect(app.bus.health?.().reconnects).toBeGreaterThanOrEqual(1);
       expect(await metric(url, /^roz_bus_reconnects_total\{bus="nats"\} (\d+)$/m)).toBeGreaterThanOrEqual(1);
@@ -105,9 +98,7 @@ if (nats === undefined) {
 
     it("a NATS server that comes back without its store gets the stream again", { timeout: 60_000 }, async () => {
       const { url, app } = server;
-      await nats.kill();
-      await until("/readyz to report the bus down", async () => (await readyz(url)).status === 503);
-      await nats.start({ wipeStore: true });
+      await nats.restart({ wipeStore: true, whileDown: () => until("/readyz to report the bus down", async () => (await readyz(url)).status === 503) });
       await until("/readyz to be ready again", async () => (await readyz(url)).status === 200);
       // Publishing may race the stream's re-creation right after the reconnect: retry until it lands.
       let seq = 0;

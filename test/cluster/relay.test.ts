@@ -8,7 +8,7 @@ import { createClient } from "@connectrpc/connect";
 import { createConnectTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentService, type SessionResponse, SessionRequestSchema } from "../../src/gen/roz/v1/agent_pb.js";
-import { clusterPrerequisites, startCluster, type Cluster, type ClusterPrerequisites } from "../support/cluster.ts";
+import { activeSessions, clusterPrerequisites, startCluster, type Cluster, type ClusterPrerequisites, relayedStreams } from "../support/cluster.ts";
 import { sessionClientFactory, type SessionClient } from "../support/session-client.ts";
 import { expectCompleteLog, says, script, watch } from "../teams/support.ts";
 import { nextOf, readTurn, rq, startSession, textOf, tool, turnCompleteOf } from "../support/session-protocol.ts";
@@ -24,16 +24,6 @@ async function readUntil(client: SessionClient, kind: NonNullable<SessionRespons
     if (r.response.case === kind) return out;
   }
 }
-
-const activeSessions = async (nodeUrl: string): Promise<number> => {
-  const text = await (await fetch(`${nodeUrl}/metrics`)).text();
-  return Number(/^roz_sessions\{status="active"\} (\d+)$/m.exec(text)?.[1] ?? "0");
-};
-
-const relayed = async (nodeUrl: string, side: "client" | "owner"): Promise<number> => {
-  const text = await (await fetch(`${nodeUrl}/metrics`)).text();
-  return Number(new RegExp(`^roz_relayed_streams\\{side="${side}"\\} (\\d+)$`, "m").exec(text)?.[1] ?? "-1");
-};
 
 if (pre === undefined) {
   describe.skip("relaying between live nodes (PostgreSQL, nats-server or haproxy missing)", () => {
@@ -86,8 +76,8 @@ if (pre === undefined) {
           // A keeps running it; B only relays.
           expect(await activeSessions(a.url)).toBeGreaterThanOrEqual(1);
           expect(await activeSessions(b.url)).toBe(0);
-          expect(await relayed(b.url, "client")).toBe(1);
-          expect(await relayed(a.url, "owner")).toBe(1);
+          expect(await relayedStreams(b.url, "client")).toBe(1);
+          expect(await relayedStreams(a.url, "owner")).toBe(1);
           second.send(rq.ping());
           await nextOf(second, "pong");
           second.end();

@@ -4,7 +4,7 @@
 // that drains out of the rotation and put it back once it is ready.
 // Skips with a notice when PostgreSQL, nats-server or haproxy is missing (fails under CI=true).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clusterPrerequisites, startCluster, type Cluster, type ClusterPrerequisites } from "../support/cluster.ts";
+import { activeSessions, clusterPrerequisites, startCluster, type Cluster, type ClusterPrerequisites } from "../support/cluster.ts";
 import { sessionClientFactory } from "../support/session-client.ts";
 import { readTurn, rq, startSession, textOf, turnCompleteOf } from "../support/session-protocol.ts";
 
@@ -13,12 +13,6 @@ const pre = await clusterPrerequisites();
 const json = async (url: string, init?: RequestInit): Promise<{ status: number; body: Record<string, unknown> }> => {
   const r = await fetch(url, init);
   return { status: r.status, body: (await r.json()) as Record<string, unknown> };
-};
-
-/** Active sessions of one node, from its own /metrics. */
-const activeSessions = async (nodeUrl: string): Promise<number> => {
-  const text = await (await fetch(`${nodeUrl}/metrics`)).text();
-  return Number(/^roz_sessions\{status="active"\} (\d+)$/m.exec(text)?.[1] ?? "0");
 };
 
 if (pre === undefined) {
@@ -81,6 +75,28 @@ if (pre === undefined) {
       } finally {
         for (const client of clients) client.end();
         await Promise.all(clients.map((c) => c.status));
+        factory.close();
+      }
+    });
+
+    it("a stream cancelled through HAProxy leaves its session resumable (HAProxy passes the reset on as END_STREAM, then RST_STREAM)", {
+      timeout: 60_000,
+    }, async () => {
+      const factory = sessionClientFactory("grpc-js", cluster.url);
+      try {
+        for (let i = 0; i < 10; i++) {
+          const client = factory.open();
+          const { sessionId } = await startSession(client);
+          client.cancel();
+          await expect.poll(async () => (await json(`${cluster.url}/v1/sessions/${sessionId}`)).body["status"], { timeout: 10_000 }).toBe("detached");
+          const again = factory.open();
+          again.send({ request: { case: "resume", value: { sessionId, afterSeq: 1n } } });
+          again.send(rq.user(`again ${i}`));
+          expect(textOf(await readTurn(again))).toContain(`You said: again ${i}`);
+          again.send(rq.cancelSession("done"));
+          expect((await again.status).code).toBe(0);
+        }
+      } finally {
         factory.close();
       }
     });

@@ -2,6 +2,7 @@
 // (this process) keeps serving afterwards.
 import { randomBytes } from "node:crypto";
 import * as http2 from "node:http2";
+import { setTimeout as delay } from "node:timers/promises";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -222,6 +223,21 @@ describe("clients that vanish mid-stream", () => {
     session.on("error", () => {});
     try {
       const { stream, sessionId } = await openRawStarted(session);
+      stream.close(http2.constants.NGHTTP2_CANCEL);
+      await expect.poll(() => liveSession(server.app, sessionId)?.status).toBe("detached");
+    } finally {
+      session.destroy();
+    }
+  });
+
+  it("a reset passed on by a proxy as END_STREAM, then RST_STREAM a little later, detaches its session", async () => {
+    // HAProxy forwards a client's RST_STREAM so, and answers the node's PING itself in between.
+    const session = http2.connect(server.url);
+    session.on("error", () => {});
+    try {
+      const { stream, sessionId } = await openRawStarted(session);
+      stream.end();
+      await delay(20);
       stream.close(http2.constants.NGHTTP2_CANCEL);
       await expect.poll(() => liveSession(server.app, sessionId)?.status).toBe("detached");
     } finally {

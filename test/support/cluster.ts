@@ -12,9 +12,13 @@ import { accessSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
+import type { SessionResponse } from "../../src/gen/roz/v1/agent_pb.js";
 import { freePort, natsForTests, waitForPort, type TestNats } from "./nats.ts";
 import { postgresForTests, type TestPostgres } from "./postgres.ts";
-import { repoRoot, spawnServer, type ExitStatus, type SpawnedServer } from "./server.ts";
+import { metric, repoRoot, spawnServer, type ExitStatus, type SpawnedServer } from "./server.ts";
+import type { SessionClient, SessionClientFactory } from "./session-client.ts";
+import { caseOf, rq } from "./session-protocol.ts";
 
 export interface ClusterPrerequisites {
   pg: TestPostgres;
@@ -257,4 +261,66 @@ function makeNode(name: string, port: number, env: Record<string, string>): Clus
       return current?.stop(signal);
     },
   };
+}
+
+/** Live sessions of one node, from its own /metrics. */
+export const activeSessions = async (nodeUrl: string): Promise<number> => (await metric(nodeUrl, /^roz_sessions\{status="active"\} (\d+)$/m)) ?? 0;
+
+/** Relayed streams of one node, from its own /metrics: those it serves to its clients, or hosts as the owner. */
+export const relayedStreams = async (nodeUrl: string, side: "client" | "owner"): Promise<number> =>
+  (await metric(nodeUrl, new RegExp(`^roz_relayed_streams\\{side="${side}"\\} (\\d+)$`, "m"))) ?? -1;
+
+/** One conversation's client: what it has seen (by seq, once each) and its current stream. */
+export interface Conversation {
+  sessionId: string;
+  client: SessionClient;
+  seen: SessionResponse[];
+}
+
+export const lastSeq = (c: Conversation): bigint => c.seen.at(-1)?.seq ?? 0n;
+
+/** Keeps the numbered responses a stream delivered after what the conversation had. */
+export function keep(c: Conversation, responses: readonly SessionResponse[]): void {
+  for (const r of responses) if (r.seq > lastSeq(c)) c.seen.push(r);
+}
+
+/**
+ * Re-attaches with the conversation's last seq until a node takes the stream (UNAVAILABLE
+ * while none can yet); a ping's pong says it was taken. What was replayed before the pong is
+ * not kept: callers re-attach between turns.
+ */
+export async function reattach(factory: SessionClientFactory, c: Conversation): Promise<void> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const client = factory.open();
+    client.send({ request: { case: "resume", value: { sessionId: c.sessionId, afterSeq: lastSeq(c) } } });
+    client.send(rq.ping());
+    const first = await Promise.race([
+      client.responses.nextMatching((r) => caseOf(r) === "pong", 15_000).catch(() => undefined),
+      client.status.then(() => undefined),
+    ]);
+    if (first !== undefined) {
+      c.client = client;
+      return;
+    }
+    await client.status;
+    await delay(100);
+  }
+  throw new Error(`no node took session ${c.sessionId}`);
+}
+
+/**
+ * What a client that never moved sees: the session's responses from seq 1, as many as
+ * `count`, read by a fresh stream through `factory` (which then ends the session).
+ */
+export async function replayFromStart(factory: SessionClientFactory, sessionId: string, count: number): Promise<SessionResponse[]> {
+  const fresh = factory.open();
+  fresh.send({ request: { case: "resume", value: { sessionId, afterSeq: 0n } } });
+  const replay: SessionResponse[] = [];
+  try {
+    while (replay.length < count) replay.push(await fresh.next(15_000));
+  } finally {
+    fresh.send(rq.cancelSession("done"));
+    await fresh.status;
+  }
+  return replay;
 }

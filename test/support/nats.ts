@@ -20,6 +20,11 @@ export interface TestNats {
   kill(signal?: NodeJS.Signals): Promise<void>;
   /** Starts it again on the same port and store (emptied first with `wipeStore`); resolves once it accepts connections. */
   start(options?: { wipeStore?: boolean }): Promise<void>;
+  /**
+   * A restart: `kill(signal)`, then `whileDown()` (what the test checks during the outage),
+   * then `start(options)`, which runs even when `whileDown` throws (whose error is then rethrown).
+   */
+  restart(options?: { signal?: NodeJS.Signals; wipeStore?: boolean; whileDown?: () => Promise<void> }): Promise<void>;
   /** Stops it and removes its store. Idempotent. */
   stop(): Promise<void>;
   /** What the server printed (for a failing test's message). */
@@ -121,6 +126,14 @@ async function startNats(bin: string): Promise<TestNats> {
     port,
     kill,
     start,
+    async restart({ signal, wipeStore, whileDown } = {}) {
+      await kill(signal);
+      try {
+        await whileDown?.();
+      } finally {
+        await start({ wipeStore });
+      }
+    },
     async stop() {
       if (stopped) return;
       stopped = true;

@@ -179,3 +179,23 @@ export async function runCli(args: string[], env: Record<string, string> = {}, t
     if (ownDir) await rm(ownDir, { recursive: true, force: true });
   }
 }
+
+/** One check of `/readyz` (`server`, `store`, `bus`), with the reason when it failed. */
+export interface ReadinessCheck {
+  name: string;
+  ok: boolean;
+  error?: string;
+}
+
+/** A server's `/readyz`: its status (200 ready, 503 not) and its checks. */
+export async function readyz(url: string): Promise<{ status: number; checks: ReadinessCheck[] }> {
+  const r = await fetch(`${url}/readyz`);
+  return { status: r.status, checks: ((await r.json()) as { checks: ReadinessCheck[] }).checks };
+}
+
+/** The value of the first `/metrics` line that `line` matches (its group 1), undefined when none does. */
+export async function metric(url: string, line: RegExp): Promise<number | undefined> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const m = line.exec(text);
+  return m ? Number(m[1]) : undefined;
+}

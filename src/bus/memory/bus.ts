@@ -31,6 +31,10 @@ class MemorySubscription implements Subscription {
     return this.#queue.dropped;
   }
 
+  get received(): number {
+    return this.#queue.received;
+  }
+
   offer(message: BusMessage): void {
     if (subjectMatches(this.#filter, message.subject)) this.#queue.push(message);
   }

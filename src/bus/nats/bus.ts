@@ -143,6 +143,10 @@ class NatsSubscription implements Subscription {
     return this.#queue.dropped;
   }
 
+  get received(): number {
+    return this.#queue.received;
+  }
+
   /** Takes over the consumer's messages (closing them at once when already closed). */
   attach(messages: ConsumerMessages): void {
     this.#messages = messages;
@@ -378,6 +382,9 @@ class NatsEventBus implements NatsBus {
       ready: this.#nc.flush().catch(() => undefined),
       get dropped() {
         return queue.dropped;
+      },
+      get received() {
+        return queue.received;
       },
       close: () => queue.close(),
       [Symbol.asyncIterator]: () => queue[Symbol.asyncIterator](),
