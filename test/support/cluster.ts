@@ -13,12 +13,13 @@ import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
+import { expect } from "vitest";
 import type { SessionResponse } from "../../src/gen/roz/v1/agent_pb.js";
 import { freePort, natsForTests, waitForPort, type TestNats } from "./nats.ts";
 import { postgresForTests, type TestPostgres } from "./postgres.ts";
 import { metric, repoRoot, spawnServer, type ExitStatus, type SpawnedServer } from "./server.ts";
 import type { SessionClient, SessionClientFactory } from "./session-client.ts";
-import { caseOf, rq } from "./session-protocol.ts";
+import { caseOf, rq, show } from "./session-protocol.ts";
 
 export interface ClusterPrerequisites {
   pg: TestPostgres;
@@ -309,18 +310,23 @@ export async function reattach(factory: SessionClientFactory, c: Conversation): 
 }
 
 /**
- * What a client that never moved sees: the session's responses from seq 1, as many as
- * `count`, read by a fresh stream through `factory` (which then ends the session).
+ * Checks that a conversation saw exactly what a client that never moved sees: a fresh stream
+ * through `factory` replays the same responses from seq 1 (nothing lost), and the numbers the
+ * conversation saw only go up (nothing twice). The fresh stream then ends the session.
  */
-export async function replayFromStart(factory: SessionClientFactory, sessionId: string, count: number): Promise<SessionResponse[]> {
+export async function expectSameAsReplay(factory: SessionClientFactory, c: Conversation, what = `session ${c.sessionId}`): Promise<void> {
+  expect(
+    c.seen.every((r, k) => k === 0 || r.seq > c.seen[k - 1]!.seq),
+    `${what}: ${c.seen.map(show).join("\n")}`,
+  ).toBe(true);
   const fresh = factory.open();
-  fresh.send({ request: { case: "resume", value: { sessionId, afterSeq: 0n } } });
+  fresh.send({ request: { case: "resume", value: { sessionId: c.sessionId, afterSeq: 0n } } });
   const replay: SessionResponse[] = [];
   try {
-    while (replay.length < count) replay.push(await fresh.next(15_000));
+    while (replay.length < c.seen.length) replay.push(await fresh.next(15_000));
   } finally {
     fresh.send(rq.cancelSession("done"));
     await fresh.status;
   }
-  return replay;
+  expect(replay.map(show), what).toEqual(c.seen.map(show));
 }
