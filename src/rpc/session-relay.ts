@@ -120,6 +120,8 @@ interface Hosted {
   stream: SessionStream;
   keptAt: number;
   sent: number;
+  /** The stream's resume: the client's requests wait for it, as a local stream's reader does. */
+  attached: Promise<void>;
 }
 
 export function createSessionRelay(bus: EventBus, nodeId: string): SessionRelay {
@@ -296,15 +298,17 @@ export function createSessionRelay(bus: EventBus, nodeId: string): SessionRelay 
       if (!sessionId) throw new RozError("invalid_argument", "a relay needs its session");
       const principal = principalOf(headers);
       const stream = host.openStream(principal);
-      const h: Hosted = { stream, keptAt: Date.now(), sent: 0 };
+      const h: Hosted = { stream, keptAt: Date.now(), sent: 0, attached: Promise.resolve() };
       hosted.set(relayId, h);
       host.track(stream, true);
       void pump(relayId, h, (headers[FORMAT] ?? "flat") as EventFormat, host).catch((err: unknown) => host.log.warn({ err }, "relayed stream failed"));
-      void stream.resume(sessionId, Number(headers[AFTER] ?? "0"));
+      // Not awaited here: a long replay must not hold the open's reply past its timeout.
+      h.attached = stream.resume(sessionId, Number(headers[AFTER] ?? "0"));
       return EMPTY;
     }
     const h = hosted.get(relayId);
     if (!h) throw new RozError("not_found", "this relayed stream has ended");
+    await h.attached;
     if (op === "request") {
       await host.apply(h.stream, fromBinary(SessionRequestSchema, data));
     } else if (op === "end") {
