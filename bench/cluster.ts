@@ -120,13 +120,19 @@ interface Sweep {
   /** The largest load under the target (0: none). */
   capacity: number;
   crossed?: ClusterPoint;
+  /** Set when the time budget ran out before a load crossed the target. */
+  outOfTime?: boolean;
 }
 
 const addedP99 = (point: ClusterPoint): number => overRounds(point.rounds, (r) => r.added.p99).median;
 
-/** Raises the load until the added p99 reaches the target (the loads above it are not run). */
+/**
+ * Raises the load until the added p99 reaches the target (the loads above it are not run),
+ * or until the sweep's time budget is spent (the section has to end within run.ts's cap).
+ */
 async function sweep(rig: LoadRig, cluster: Cluster, nodes: number, options: BenchOptions): Promise<Sweep> {
-  const loads = pick(options, [25, 50, 100, 150, 200, 300, 400], [25, 50, 100, 200]);
+  const loads = pick(options, [10, 25, 50, 100, 150, 200, 300, 400], [25, 50, 100, 200]);
+  const deadline = Date.now() + pick(options, 110_000, 35_000);
   const rounds = pick(options, 2, 1);
   const seconds = pick(options, 3, 1.5);
   const tokens = Math.round(RATE * seconds);
@@ -138,6 +144,10 @@ async function sweep(rig: LoadRig, cluster: Cluster, nodes: number, options: Ben
   await clusterRound(rig, cluster, { sessions: first, tokens: Math.round(RATE * 0.5), warmup: 0, connections: connections(first) }, 0);
   const result: Sweep = { points: [], capacity: 0 };
   for (const sessions of loads) {
+    if (Date.now() > deadline) {
+      result.outOfTime = true;
+      break;
+    }
     progress(`cluster: ${nodesLabel(nodes)}, ${sessions} sessions x ${RATE} deltas/s for ${seconds} s, ${rounds} round(s)`);
     const point: ClusterPoint = { nodes, sessions, rounds: [] };
     for (let r = 0; r < rounds; r++) point.rounds.push(await clusterRound(rig, cluster, { sessions, tokens, warmup, connections: connections(sessions) }, r));
@@ -158,7 +168,7 @@ function capacityRow(nodes: number, s: Sweep): Row {
     measured: fmt(s.capacity),
     note: s.crossed
       ? `first load over it: ${s.crossed.sessions} sessions (${ms(addedP99(s.crossed))}); loads above it not run`
-      : `no load crossed it, up to ${last.sessions} sessions (the largest swept)`,
+      : `no load crossed it, up to ${last.sessions} sessions (${s.outOfTime ? "the time budget ran out there" : "the largest swept"})`,
   };
 }
 
