@@ -50,14 +50,25 @@ function machineCpu(): { busy: number; total: number } {
   return { busy: total - idle, total };
 }
 
-interface CpuSample {
-  nodes: number[];
-  machine: { busy: number; total: number };
+/**
+ * A node's event-loop delay p99 since the previous scrape, ms (prom-client resets its
+ * histogram at each scrape of /metrics).
+ */
+async function loopP99Ms(url: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  return Number(/^roz_nodejs_eventloop_lag_p99_seconds (\S+)/m.exec(text)?.[1]) * 1000;
 }
 
-const sampleCpu = (cluster: Cluster) => async (): Promise<CpuSample> => ({
+interface Sample {
+  nodes: number[];
+  machine: { busy: number; total: number };
+  loopP99Ms: number[];
+}
+
+const sample = (cluster: Cluster) => async (): Promise<Sample> => ({
   nodes: cluster.nodes.map((n) => cpuSeconds(n.process?.child.pid)),
   machine: machineCpu(),
+  loopP99Ms: await Promise.all(cluster.nodes.map((n) => loopP99Ms(n.url))),
 });
 
 interface ClusterRound {
@@ -68,6 +79,8 @@ interface ClusterRound {
   nodeCores: number[];
   /** Share of the machine's CPU busy (all processes) while ours streamed. */
   machineBusy: number;
+  /** The highest event-loop delay p99 of the nodes while ours streamed, ms. */
+  nodeLoopP99Ms: number;
   loadLoopP99Ms: number;
 }
 
@@ -80,8 +93,8 @@ interface ClusterPoint {
 const CONTENDERS: Contender[] = ["ours", "direct"];
 
 async function clusterRound(rig: LoadRig, cluster: Cluster, load: Load, index: number): Promise<ClusterRound> {
-  const results: Partial<Record<Contender, Awaited<ReturnType<typeof runLoad<CpuSample>>>>> = {};
-  for (const contender of rotated(CONTENDERS, index)) results[contender] = await runLoad(rig, load, contender, cluster.url, sampleCpu(cluster));
+  const results: Partial<Record<Contender, Awaited<ReturnType<typeof runLoad<Sample>>>>> = {};
+  for (const contender of rotated(CONTENDERS, index)) results[contender] = await runLoad(rig, load, contender, cluster.url, sample(cluster));
   const o = results.ours!;
   const d = results.direct!;
   const diffs = summarize(pairedDifferences(o.run.latencies, d.run.latencies, load.warmup));
@@ -92,6 +105,7 @@ async function clusterRound(rig: LoadRig, cluster: Cluster, load: Load, index: n
     directP99: summarize(pooled(d.run.latencies, load.warmup)).p99,
     nodeCores: o.after.nodes.map((cpu, i) => (cpu - (o.before.nodes[i] as number)) / (o.wallMs / 1000)),
     machineBusy: (o.after.machine.busy - o.before.machine.busy) / (o.after.machine.total - o.before.machine.total),
+    nodeLoopP99Ms: Math.max(...o.after.loopP99Ms),
     loadLoopP99Ms: Math.max(o.run.loopP99Ms, d.run.loopP99Ms, fakeLoop.loopP99Ms),
   };
 }
@@ -110,7 +124,7 @@ function pointRow(point: ClusterPoint): Row {
     value: added.median,
     note:
       `ours p99 ${ms(at((r) => r.oursP99).median)}, direct ${ms(at((r) => r.directP99).median)}; ${spread(added)}; ` +
-      `node CPU ${cores.map((c) => `${fmt(c * 100)}%`).join(" + ")} of a core; machine ${fmt(busy.median * 100)}% busy; ` +
+      `node CPU ${cores.map((c) => `${fmt(c * 100)}%`).join(" + ")} of a core, event-loop p99 ${ms(at((r) => r.nodeLoopP99Ms).median)}; machine ${fmt(busy.median * 100)}% busy; ` +
       `load generator loop p99 ≤ ${fmt(loadLoop.max, 1)} ms`,
   };
 }
