@@ -146,7 +146,7 @@ const addedP99 = (point: ClusterPoint): number => overRounds(point.rounds, (r) =
  */
 async function sweep(rig: LoadRig, cluster: Cluster, nodes: number, options: BenchOptions): Promise<Sweep> {
   const loads = pick(options, [10, 25, 50, 100, 150, 200, 300, 400], [25, 50, 100, 200]);
-  const deadline = Date.now() + pick(options, 110_000, 35_000);
+  const deadline = Date.now() + pick(options, 90_000, 35_000);
   const rounds = pick(options, 2, 1);
   const seconds = pick(options, 3, 1.5);
   const tokens = Math.round(RATE * seconds);
@@ -278,10 +278,10 @@ async function reattachAfterKill(rig: LoadRig, cluster: Cluster, options: BenchO
         note: "refused with UNAVAILABLE while the dead node counts as alive; the client retries every 100 ms",
       },
       {
-        metric: "first response: interrupted (mid-turn) / pong (idle)",
+        metric: "first response: interrupted (mid-turn) / pong (idle); adopted",
         target: "all",
-        measured: `${interrupted} / ${pongs}`,
-        ok: interrupted === midOnVictim.length && pongs === onVictim.length - midOnVictim.length,
+        measured: `${interrupted} / ${pongs}; ${adopted}`,
+        ok: interrupted === midOnVictim.length && pongs === onVictim.length - midOnVictim.length && adopted === onVictim.length,
         note: `of ${midOnVictim.length} / ${onVictim.length - midOnVictim.length}; ${adopted} of ${onVictim.length} now owned by ${survivor.name} in PostgreSQL`,
       },
     ];
