@@ -123,7 +123,7 @@ async function clientsRole(): Promise<void> {
           return;
         }
         // One connection per session, as separate clients would have, unless a proxy in
-        // front limits the connections: then the sessions take turns on them.
+        // front limits the connections: then the sessions share them, one after the other.
         conn = connectClients(r.serverUrl as string, (r.connections as number | undefined) ?? sessions);
         const clients = conn.clients;
         const clientOf = (i: number) => clients[i % clients.length] as AgentClient;
