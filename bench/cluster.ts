@@ -77,6 +77,8 @@ interface ClusterRound {
   directP99: number;
   /** Cores used by each node while ours streamed. */
   nodeCores: number[];
+  /** CPU of all nodes per delta streamed, µs. */
+  cpuUsPerDelta: number;
   /** Share of the machine's CPU busy (all processes) while ours streamed. */
   machineBusy: number;
   /** The highest event-loop delay p99 of the nodes while ours streamed, ms. */
@@ -104,6 +106,7 @@ async function clusterRound(rig: LoadRig, cluster: Cluster, load: Load, index: n
     oursP99: summarize(pooled(o.run.latencies, load.warmup)).p99,
     directP99: summarize(pooled(d.run.latencies, load.warmup)).p99,
     nodeCores: o.after.nodes.map((cpu, i) => (cpu - (o.before.nodes[i] as number)) / (o.wallMs / 1000)),
+    cpuUsPerDelta: ((o.after.nodes.reduce((a, b) => a + b, 0) - o.before.nodes.reduce((a, b) => a + b, 0)) * 1e6) / (load.sessions * load.tokens),
     machineBusy: (o.after.machine.busy - o.before.machine.busy) / (o.after.machine.total - o.before.machine.total),
     nodeLoopP99Ms: Math.max(...o.after.loopP99Ms),
     loadLoopP99Ms: Math.max(o.run.loopP99Ms, d.run.loopP99Ms, fakeLoop.loopP99Ms),
@@ -124,7 +127,7 @@ function pointRow(point: ClusterPoint): Row {
     value: added.median,
     note:
       `ours p99 ${ms(at((r) => r.oursP99).median)}, direct ${ms(at((r) => r.directP99).median)}; ${spread(added)}; ` +
-      `node CPU ${cores.map((c) => `${fmt(c * 100)}%`).join(" + ")} of a core, event-loop p99 ${ms(at((r) => r.nodeLoopP99Ms).median)}; machine ${fmt(busy.median * 100)}% busy; ` +
+      `node CPU ${cores.map((c) => `${fmt(c * 100)}%`).join(" + ")} of a core (${fmt(at((r) => r.cpuUsPerDelta).median)} µs per delta), event-loop p99 ${ms(at((r) => r.nodeLoopP99Ms).median)}; machine ${fmt(busy.median * 100)}% busy; ` +
       `load generator loop p99 ≤ ${fmt(loadLoop.max, 1)} ms`,
   };
 }
@@ -188,17 +191,20 @@ function capacityRow(nodes: number, s: Sweep): Row {
 
 function ratioRow(one: Sweep, two: Sweep): Row {
   const value = one.capacity > 0 ? two.capacity / one.capacity : Number.NaN;
-  const atTwo = two.crossed ?? two.points.at(-1);
-  const cores = atTwo ? overRounds(atTwo.rounds, (r) => r.nodeCores.reduce((a, b) => a + b, 0)).median : Number.NaN;
-  const busy = atTwo ? overRounds(atTwo.rounds, (r) => r.machineBusy).median : Number.NaN;
+  const atTwo = (two.crossed ?? two.points.at(-1)) as ClusterPoint;
+  const at = (of: (r: ClusterRound) => number) => overRounds(atTwo.rounds, of).median;
   return {
     metric: "capacity, two nodes / one node",
     target: `≥ ${RATIO_TARGET}`,
     measured: Number.isFinite(value) ? ratio(value) : "n/a",
     ok: value >= RATIO_TARGET,
     note:
-      `${two.capacity} / ${one.capacity} sessions; this machine's 2 cores run both nodes, HAProxy, PostgreSQL, NATS, the fake provider and the clients: ` +
-      `at ${atTwo?.sessions ?? "?"} sessions the two nodes used ${fmt(cores, 2)} cores and the machine was ${fmt(busy * 100)}% busy, so a second node adds no cores here`,
+      `${two.capacity} / ${one.capacity} sessions. Both nodes, HAProxy, PostgreSQL, NATS, the fake provider and the clients share this machine's 2 cores, so a second node brings no CPU: ` +
+      `at ${atTwo.sessions} sessions the two nodes used ${fmt(
+        at((r) => r.nodeCores.reduce((a, b) => a + b, 0)),
+        2,
+      )} cores (${fmt(at((r) => r.cpuUsPerDelta))} µs per delta), ` +
+      `their event-loop p99 was ${ms(at((r) => r.nodeLoopP99Ms))}, the machine ${fmt(at((r) => r.machineBusy) * 100)}% busy`,
   };
 }
 
