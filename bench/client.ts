@@ -31,20 +31,26 @@ export interface BenchStream {
   /** Half-closes the requests (the server then completes the session). */
   end(): void;
   abort(): void;
+  /** The highest seq read so far (what a re-attach resumes after). */
+  lastSeq(): bigint;
 }
 
 export function openStream(client: AgentClient): BenchStream {
   const requests = new AsyncQueue<SessionRequestInit>();
   const abort = new AbortController();
   const responses = client.streamSession(requests, { signal: abort.signal })[Symbol.asyncIterator]();
+  let seen = 0n;
   return {
     send: (request) => requests.push(request),
     next: async () => {
       const r = await responses.next();
-      return r.done ? undefined : r.value;
+      if (r.done) return undefined;
+      if (r.value.seq > seen) seen = r.value.seq;
+      return r.value;
     },
     end: () => requests.end(),
     abort: () => abort.abort(),
+    lastSeq: () => seen,
   };
 }
 

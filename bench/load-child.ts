@@ -3,13 +3,15 @@
  * - `fake`: the fake OpenAI provider, streaming timestamped deltas (timed-frames.ts);
  * - `clients`: the clients of one contender: connect-node sessions of our server
  *   (`ours`), `openai` clients reading the fake directly (`direct`), or connect-node
- *   streams of the bare connect-node server writing paced deltas itself (`bare`).
+ *   streams of the bare connect-node server writing paced deltas itself (`bare`); and
+ *   sessions held open to re-attach once their node is killed (held-sessions.ts).
  * Each runs in its own process so that neither shares an event loop with our server, the
  * driver or the other; stamps and arrivals use the machine's monotonic clock.
  */
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { startFakeOpenAI } from "../test/support/fake-openai/index.ts";
 import { type AgentClient, type BenchStream, connectClients, finish, openStream, startSession, userMessage } from "./client.ts";
+import { heldSessions } from "./held-sessions.ts";
 import { failStart, serve } from "./ipc.ts";
 import { chatBody, directClient } from "./session-deltas.ts";
 import { mapLimit, monoMs } from "./support.ts";
@@ -98,6 +100,7 @@ async function directRun(fakeBaseURL: string, sessions: number): Promise<DeltaLa
 
 async function clientsRole(): Promise<void> {
   const loop = loopMonitor();
+  const held = heldSessions();
   let conn: ReturnType<typeof connectClients> | undefined;
   let streams: BenchStream[] = [];
   let prepared: { contender: Contender; fakeBaseURL: string; sessions: number } | undefined;
@@ -119,14 +122,16 @@ async function clientsRole(): Promise<void> {
           run = () => directRun(prepared!.fakeBaseURL, sessions);
           return;
         }
-        // One connection per session, as separate clients would have.
-        conn = connectClients(r.serverUrl as string, sessions);
+        // One connection per session, as separate clients would have, unless a proxy in
+        // front limits the connections: then the sessions share them, one after the other.
+        conn = connectClients(r.serverUrl as string, (r.connections as number | undefined) ?? sessions);
         const clients = conn.clients;
+        const clientOf = (i: number) => clients[i % clients.length] as AgentClient;
         if (contender === "ours") {
-          streams = (await mapLimit(sessions, 50, (i) => startSession(clients[i] as AgentClient, { model: r.model as string }))).map((s) => s.stream);
+          streams = (await mapLimit(sessions, 50, (i) => startSession(clientOf(i), { model: r.model as string }))).map((s) => s.stream);
           run = () => streamsRun(streams, "go");
         } else {
-          streams = clients.map((c) => openStream(c));
+          streams = Array.from({ length: sessions }, (_, i) => openStream(clientOf(i)));
           run = (q) => streamsRun(streams, `pace ${q.tokens} ${q.rate}`);
         }
       },
@@ -137,7 +142,11 @@ async function clientsRole(): Promise<void> {
         return { latencies, ...loop.take() };
       },
       finish: teardown,
-      close: teardown,
+      ...held.handlers,
+      close: async () => {
+        await held.release();
+        await teardown();
+      },
     },
   );
 }

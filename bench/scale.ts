@@ -12,23 +12,19 @@
  * (2) 10,000 idle sessions (each its own HTTP/2 stream, on 100 connections): RSS of the
  *     server, and pings on new connections meanwhile.
  */
-import { fileURLToPath } from "node:url";
 import { type AgentClient, type BenchStream, connectClients, finish, openStream, ping, startSession } from "./client.ts";
-import { forkChild, type IpcChild } from "./ipc.ts";
+import type { IpcChild } from "./ipc.ts";
 import type { Contender, RunResult } from "./load-child.ts";
+import { type Load, type LoadRig, overRounds, pairedDifferences, pooled, RATE, rotated, runLoad, spread, startClients, startFake } from "./paced-load.ts";
 import { summarizeProfile } from "./profile.ts";
-import { BENCH_MODEL } from "./session-deltas.ts";
 import { type ServerProcess, startServerProcess } from "./server-process.ts";
-import { type BenchOptions, fmt, mapLimit, ms, now, pick, progress, quantile, type Row, summarize } from "./support.ts";
+import { type BenchOptions, fmt, mapLimit, ms, now, pick, progress, type Row, summarize } from "./support.ts";
 
 const ADDED_P99_TARGET_MS = 5;
 const CPU_TARGET_US = 25;
 const TARGET_SESSIONS = 200;
-const RATE = 100;
 const IDLE_RSS_TARGET = 1024 ** 3;
 const NEW_CONNECTION_PING_TARGET_MS = 10;
-
-const loadChild = fileURLToPath(new URL("./load-child.ts", import.meta.url));
 
 /** One round of one load: both contenders' figures and the paired difference. */
 interface Round {
@@ -46,67 +42,29 @@ export interface CurvePoint {
   rounds: Round[];
 }
 
-interface Load {
-  sessions: number;
-  tokens: number;
-  /** Deltas of each session not counted (the start-up burst). */
-  warmup: number;
-}
-
-interface Rig {
+interface Rig extends LoadRig {
   server: ServerProcess;
   bare: ServerProcess;
-  fake: IpcChild;
-  clients: IpcChild;
-  fakeBaseURL: string;
 }
 
 async function measure(rig: Rig, load: Load, contender: Contender): Promise<{ run: RunResult; cpuUs: number; wallMs: number; loopP99Ms: number }> {
   // `direct` has no server of ours: its figures come from the idle server and mean nothing.
   const server = contender === "bare" ? rig.bare : rig.server;
-  await rig.clients.ask("prepare", { contender, sessions: load.sessions, serverUrl: server.url, fakeBaseURL: rig.fakeBaseURL, model: BENCH_MODEL });
-  if (contender !== "bare") await rig.fake.ask("plan", { count: load.sessions, tokens: load.tokens, rate: RATE });
-  const before = await server.stats();
-  const started = now();
-  const run = await rig.clients.ask<RunResult>("run", { tokens: load.tokens, rate: RATE });
-  const wallMs = now() - started;
-  const after = await server.stats();
-  await rig.clients.ask("finish");
+  const { run, wallMs, before, after } = await runLoad(rig, load, contender, server.url, () => server.stats());
   return { run, cpuUs: after.cpuUs - before.cpuUs, wallMs, loopP99Ms: after.loopDelayP99Ms };
-}
-
-/** Latencies after the warm-up, pooled over sessions. */
-const pooled = (latencies: number[][], warmup: number): number[] => latencies.flatMap((s) => s.slice(warmup));
-
-/** Delta k of session i through the server minus the same delta read directly. */
-function pairedDifferences(ours: number[][], direct: number[][], warmup: number): number[] {
-  const out: number[] = [];
-  ours.forEach((mine, i) => {
-    const theirs = direct[i] ?? [];
-    for (let k = warmup; k < Math.min(mine.length, theirs.length); k++) out.push((mine[k] as number) - (theirs[k] as number));
-  });
-  return out;
 }
 
 const CONTENDERS: Contender[] = ["ours", "direct", "bare"];
 
 /** One round of `load`, the contenders in the order of round `index` (rotated each round). */
 async function round(rig: Rig, load: Load, index: number): Promise<Round> {
-  const order = CONTENDERS.map((_, i) => CONTENDERS[(i + index) % CONTENDERS.length] as Contender);
+  const order = rotated(CONTENDERS, index);
   const results: Partial<Record<Contender, Awaited<ReturnType<typeof measure>>>> = {};
   for (const contender of order) results[contender] = await measure(rig, load, contender);
   const fakeLoop = await rig.fake.ask<{ loopP99Ms: number }>("loop");
   const o = results.ours!;
   const d = results.direct!;
   const b = results.bare!;
-  for (const [name, r] of [
-    ["ours", o],
-    ["direct", d],
-    ["bare", b],
-  ] as const) {
-    const short = r.run.latencies.filter((s) => s.length !== load.tokens).length;
-    if (short > 0) throw new Error(`${name}: ${short} of ${load.sessions} sessions did not get all ${load.tokens} deltas`);
-  }
   const os = summarize(pooled(o.run.latencies, load.warmup));
   const ds = summarize(pooled(d.run.latencies, load.warmup));
   const diffs = summarize(pairedDifferences(o.run.latencies, d.run.latencies, load.warmup));
@@ -126,14 +84,6 @@ async function round(rig: Rig, load: Load, index: number): Promise<Round> {
     fakeLoopP99Ms: fakeLoop.loopP99Ms,
   };
 }
-
-/** The median over rounds and the spread (min–max), of `pick` of each round. */
-function overRounds(rounds: readonly Round[], of: (r: Round) => number): { median: number; min: number; max: number } {
-  const values = rounds.map(of).sort((a, b) => a - b);
-  return { median: quantile(values, 0.5), min: values[0] as number, max: values.at(-1) as number };
-}
-
-const spread = (s: { min: number; max: number }, digits = 2): string => `spread ${fmt(s.min, digits)}–${fmt(s.max, digits)}`;
 
 function curveRows(point: CurvePoint): Row[] {
   const label = `${point.sessions}x${point.rate}/s`;
@@ -198,18 +148,17 @@ async function latencyCurve(options: BenchOptions): Promise<{ rows: Row[]; curve
   const warmup = Math.round(RATE * pick(options, 0.5, 0.3));
   const rows: Row[] = [];
   const curve: CurvePoint[] = [];
-  const fake = await forkChild(loadChild, { ROZ_BENCH_ROLE: "fake" });
+  const { fake, fakeBaseURL } = await startFake();
   let clients: IpcChild | undefined;
   let server: ServerProcess | undefined;
   let bare: ServerProcess | undefined;
   try {
-    const fakeBaseURL = (fake.ready as { baseURL: string }).baseURL;
     server = await startServerProcess(
       { kind: "roz", env: { OPENAI_API_KEY: "bench", OPENAI_BASE_URL: fakeBaseURL, ROZ_OPENAI_API: "chat" } },
       { profile: options.profile },
     );
     bare = await startServerProcess({ kind: "bare" });
-    clients = await forkChild(loadChild, { ROZ_BENCH_ROLE: "clients" });
+    clients = await startClients();
     const rig: Rig = { server, bare, fake, clients, fakeBaseURL };
     // Not counted: loads every code path (the tokenizer's tables, JIT) in all three processes.
     progress(`scale: warm-up round, ${loads[0]} sessions`);
