@@ -128,6 +128,7 @@ export class SessionStream {
       });
       const agent = session.agent;
       this.#registry.add(session);
+      session.storeState();
       const attachment = this.#liveAttachment(session);
       session.attach(attachment);
       this.#session = session;

@@ -461,19 +461,27 @@ export class Session {
     }
   }
 
-  /** Starts a turn; the caller checked that none is running. */
-  startTurn(input: TurnInput): void {
-    this.#turnIndex = ++this.#turns;
-    this.#running = { messageId: input.messageId, userContent: input.content, mode: input.mode, startedAt: Date.now() };
-    // Stored in the write order, so a later turn write (without it) always lands after it.
+  /**
+   * Stores the session's state in the write order (so a later turn write always lands after
+   * it): a new session's, so that another node can adopt it before its first turn, and a
+   * starting turn's, so that an adopting node knows the turn was cut.
+   */
+  storeState(failure = "could not persist session state"): void {
     void this.#write(async () => {
       try {
         await this.#deps.persistence.saveState(this.principal.tenantId, this.id, this.#snapshot(this.#seq));
       } catch (err) {
-        this.#deps.log.warn({ err, sessionId: this.id }, "could not persist the running turn");
+        this.#deps.log.warn({ err, sessionId: this.id }, failure);
       }
       return false;
     });
+  }
+
+  /** Starts a turn; the caller checked that none is running. */
+  startTurn(input: TurnInput): void {
+    this.#turnIndex = ++this.#turns;
+    this.#running = { messageId: input.messageId, userContent: input.content, mode: input.mode, startedAt: Date.now() };
+    this.storeState("could not persist the running turn");
     const run = this.#runTurn(input).finally(() => {
       this.#turn = undefined;
       this.#turnIndex = undefined;

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SessionResponse } from "../../src/gen/roz/v1/agent_pb.js";
 import { clusterPrerequisites, startCluster, type Cluster, type ClusterPrerequisites } from "../support/cluster.ts";
 import { type SessionClient, type SessionClientFactory, sessionClientFactory } from "../support/session-client.ts";
-import { caseOf, readTurn, responseValue, rq, startSession, textOf, turnCompleteOf } from "../support/session-protocol.ts";
+import { caseOf, readTurn, responseValue, rq, startSession, textOf, tool, turnCompleteOf } from "../support/session-protocol.ts";
 
 const pre = await clusterPrerequisites();
 const ROUNDS = 20;
@@ -18,10 +18,17 @@ const ROUNDS = 20;
  * Re-attaches through `factory` until a node takes the stream: while the dead node still
  * counts as alive, the attempt ends with UNAVAILABLE (retryable), as a client's retry loop sees it.
  */
-async function reattach(factory: SessionClientFactory, sessionId: string, afterSeq: bigint): Promise<{ client: SessionClient; first: SessionResponse }> {
+async function reattach(
+  factory: SessionClientFactory,
+  sessionId: string,
+  afterSeq: bigint,
+  options: { ping?: boolean } = {},
+): Promise<{ client: SessionClient; first: SessionResponse }> {
   for (let attempt = 0; attempt < 200; attempt++) {
     const client = factory.open();
     client.send({ request: { case: "resume", value: { sessionId, afterSeq } } });
+    // A session with nothing to replay answers the ping first.
+    if (options.ping) client.send(rq.ping());
     const first = await Promise.race([client.next(15_000).catch(() => undefined), client.status.then(() => undefined)]);
     // Refused: a retryable error other than the cut turn's, then the UNAVAILABLE status.
     const refused =
@@ -44,6 +51,13 @@ async function expectCutTurnStored(nodeUrl: string, sessionId: string): Promise<
     ["m2", "error", "interrupted"],
     ["m3", "end_turn", undefined],
   ]);
+}
+
+/** Starts `node` again if it was stopped (a test that failed before its kill left it running), and waits for HAProxy to hold every node. */
+async function bringBack(cluster: Cluster, node: Cluster["nodes"][0]): Promise<void> {
+  const child = node.process?.child;
+  if (!child || child.exitCode !== null || child.signalCode !== null) await node.start();
+  await cluster.waitForBackends(cluster.nodes.map((n) => n.name));
 }
 
 if (pre === undefined) {
@@ -111,6 +125,39 @@ if (pre === undefined) {
       }
     });
 
+    it("a session whose node dies before its first turn is adopted with its tools, and its first turn runs", { timeout: 60_000 }, async () => {
+      const [owner, other] = cluster.nodes as [Cluster["nodes"][0], Cluster["nodes"][0]];
+      const direct = sessionClientFactory("grpc-js", owner.url);
+      const throughOther = sessionClientFactory("grpc-js", other.url);
+      try {
+        const a = direct.open();
+        const { sessionId } = await startSession(a, { model: "scripted/default", tools: [tool("read_file")] });
+        const seen = a.responses.seen.at(-1)!.seq;
+        await expect
+          .poll(async () => (await db.query("SELECT state FROM sessions WHERE id = $1", [sessionId])).rows[0]?.state ?? null, { timeout: 10_000 })
+          .not.toBeNull();
+        await owner.stop("SIGKILL");
+        direct.close();
+        const { client: b, first } = await reattach(throughOther, sessionId, seen, { ping: true });
+        expect(caseOf(first)).toBe("pong");
+        b.send(
+          rq.user(
+            `script: ${JSON.stringify({ responses: [[{ tool_call: { name: "read_file", id: "call-1", arguments: { path: "a" } } }], [{ text: "done" }]] })}`,
+          ),
+        );
+        const request = await b.responses.nextMatching((r) => caseOf(r) === "toolRequest", 15_000);
+        expect(responseValue(request, "toolRequest").toolName).toBe("read_file");
+        b.send(rq.toolResult("call-1", "hi"));
+        expect(turnCompleteOf(await readTurn(b)).stopReason).toBe("end_turn");
+        b.send(rq.cancelSession("done"));
+        expect((await b.status).code).toBe(0);
+      } finally {
+        direct.close();
+        throughOther.close();
+        await bringBack(cluster, owner);
+      }
+    });
+
     it("a client relayed through the other node keeps its stream when the owner dies: that node adopts the session at once", {
       timeout: 120_000,
     }, async () => {
@@ -163,8 +210,7 @@ if (pre === undefined) {
       } finally {
         direct.close();
         relayedThrough.close();
-        await owner.start();
-        await cluster.waitForBackends(cluster.nodes.map((n) => n.name));
+        await bringBack(cluster, owner);
       }
     });
   });
