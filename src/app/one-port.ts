@@ -53,13 +53,14 @@ export class OnePortServer {
 
   constructor(handler: Handler, options: OnePortOptions) {
     this.#options = options;
+    const h2Handler = guardStreams(handler);
     const h2Settings: http2.Settings = { maxConcurrentStreams: options.maxConcurrentStreams };
-    // nghttp2's own rapid-reset guard, behind ours: a burst of client resets twice our per-second
+    // nghttp2's own rapid-reset guard, behind ours: a burst of client resets four times our per-second
     // cap ends the session before any more streams reach JavaScript (Node's default burst is
     // 1000); ours answers first, with ENHANCE_YOUR_CALM. With our guard off (0), so is nghttp2's.
     const resetRate = options.maxResetsPerSecond ?? 0;
     const resetLimits =
-      resetRate > 0 ? { streamResetBurst: 2 * resetRate, streamResetRate: resetRate } : { streamResetBurst: 2 ** 31 - 1, streamResetRate: 2 ** 31 - 1 };
+      resetRate > 0 ? { streamResetBurst: 4 * resetRate, streamResetRate: resetRate } : { streamResetBurst: 2 ** 31 - 1, streamResetRate: 2 ** 31 - 1 };
     this.#h1 = http.createServer(
       // Node checks header timeouts on this interval: keep it well below the timeout itself.
       { connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(options.headersTimeoutMs / 4))) },
@@ -71,7 +72,7 @@ export class OnePortServer {
     if (options.tls) {
       const secure = http2.createSecureServer(
         { cert: options.tls.cert, key: options.tls.key, allowHTTP1: true, settings: h2Settings, handshakeTimeout: options.handshakeTimeoutMs, ...resetLimits },
-        handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void,
+        h2Handler,
       );
       configureHttp1(secure as unknown as http.Server, options.headersTimeoutMs);
       // Runs before TLS: a connection over the per-address cap costs no handshake.
@@ -86,7 +87,7 @@ export class OnePortServer {
       return;
     }
 
-    const h2 = http2.createServer({ settings: h2Settings, ...resetLimits }, handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
+    const h2 = http2.createServer({ settings: h2Settings, ...resetLimits }, h2Handler);
     h2.on("session", (session) => this.#trackSession(session, options.pingIntervalMs));
     // The inner HTTP/2 server's session timeout only sends GOAWAY; streams survive.
     h2.setTimeout(0);
@@ -248,6 +249,42 @@ export class OnePortServer {
 }
 
 /** A counter of events in the current one-second window: true once it exceeds `cap` (0 = never). */
+/** Streams one connection may have dispatched in one turn of the event loop before the rest wait a turn. */
+const STREAM_BURST = 32;
+
+/**
+ * The HTTP/2 handler, guarding the event loop against stream floods (rapid reset):
+ * - requests of a session that is already closed are dropped unanswered: nghttp2 goes on
+ *   reading a socket buffer after the rapid-reset guard destroyed its session, and every
+ *   stream still in it (thousands in a flood) would be routed and dispatched for nothing;
+ * - beyond `STREAM_BURST` new streams of one connection in one turn, the others wait for the
+ *   next turn, by when the resets behind them in the buffer were read: streams already reset
+ *   are then dropped instead of dispatched. A client that opens a few streams at once never
+ *   waits.
+ */
+function guardStreams(handler: Handler): (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void {
+  const thisTurn = new Map<http2.Http2Session, number>();
+  const live = (req: http2.Http2ServerRequest): boolean => {
+    const session = req.stream.session;
+    if (session !== undefined && !session.destroyed && !session.closed && !req.stream.destroyed && !req.stream.closed) return true;
+    req.stream.destroy();
+    return false;
+  };
+  return (req, res) => {
+    // HTTP/1.1 inside TLS (ALPN) reaches this handler too.
+    if (req.httpVersionMajor < 2) return handler(req, res);
+    if (!live(req)) return;
+    const session = req.stream.session as http2.Http2Session;
+    if (thisTurn.size === 0) setImmediate(() => thisTurn.clear());
+    const n = (thisTurn.get(session) ?? 0) + 1;
+    thisTurn.set(session, n);
+    if (n <= STREAM_BURST) return handler(req, res);
+    setImmediate(() => {
+      if (live(req)) handler(req, res);
+    });
+  };
+}
+
 function perSecondCounter(cap: number): () => boolean {
   let windowStart = Date.now();
   let count = 0;

@@ -121,3 +121,36 @@ for (const [cap, env] of [
     });
   });
 }
+
+describe("a flood of streams in one write", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer({ ROZ_HTTP2_MAX_STREAMS_PER_SECOND: "1000", ROZ_HTTP2_MAX_RESETS_PER_SECOND: "50" });
+  });
+  afterAll(() => server?.close());
+
+  /** StreamSession calls the server routed (every answered request is counted by route). */
+  const routed = async (): Promise<number> => {
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    let n = 0;
+    for (const m of text.matchAll(/^roz_http_requests_total\{[^}]*route="\/roz\.v1\.AgentService\/StreamSession"[^}]*\} (\d+)$/gm)) n += Number(m[1]);
+    return n;
+  };
+
+  it("is not dispatched beyond what the guards let through: streams behind a burst wait a turn and are dropped once reset", async () => {
+    const before = await routed();
+    const session = http2.connect(server.url);
+    session.on("error", () => {});
+    const closed = new Promise((resolve) => session.on("close", resolve));
+    await new Promise((resolve) => session.once("connect", resolve));
+    // 3,000 streams opened and reset without yielding: they reach the server in a few large reads.
+    for (let i = 0; i < 3000 && !session.destroyed; i++) {
+      const stream = session.request({ ":method": "POST", ":path": "/roz.v1.AgentService/StreamSession", "content-type": "application/grpc" });
+      stream.on("error", () => {});
+      stream.close(http2.constants.NGHTTP2_CANCEL);
+    }
+    await closed;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await routed()).toBeLessThan(before + 300);
+  });
+});
