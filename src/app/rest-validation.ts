@@ -1,7 +1,7 @@
 import { Ajv, type Options } from "ajv";
 import type { FastifyInstance, FastifySchemaCompiler } from "fastify";
 import { RozError } from "../errors/index.ts";
-import { MAX_JSON_DEPTH, tooDeepAt } from "../models/index.ts";
+import { MAX_JSON_DEPTH, tooDeepAt, tooDeepInText } from "../models/index.ts";
 import { isUuid } from "../session/index.ts";
 
 /** The formats REST schemas use (`ajv-formats` is not a dependency). */
@@ -32,22 +32,30 @@ export function registerJsonDepthLimit(app: FastifyInstance): void {
     const body = request.body;
     if (typeof body !== "object" || body === null || Buffer.isBuffer(body)) return;
     const path = tooDeepAt(body);
-    if (path === undefined) return;
-    const field = ["body", ...path.slice(0, 1)].join(".");
-    throw new RozError("invalid_argument", `${field}: nested deeper than ${MAX_JSON_DEPTH} levels`, { details: { field } });
+    if (path !== undefined) throw tooDeep(path[0] ?? "");
   });
+}
+
+/** The 400 of a body nested too deeply under top-level field `key` ("" for the body itself). */
+function tooDeep(key: string): RozError {
+  const field = key === "" ? "body" : `body.${key}`;
+  return new RozError("invalid_argument", `${field}: nested deeper than ${MAX_JSON_DEPTH} levels`, { details: { field } });
 }
 
 /**
  * A bodiless request (GET, DELETE) that still says `content-type: application/json` — many
  * HTTP clients set it on every call — is served as if it had no body, instead of Fastify's
- * "Body cannot be empty" 400. Any other method and any non-empty body parse as before.
+ * "Body cannot be empty" 400. Any other method and any non-empty body parse as before,
+ * after a scan that refuses a body nested deeper than MAX_JSON_DEPTH without parsing it.
  */
 export function acceptEmptyJsonOnBodilessMethods(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser("error", "error");
   app.removeContentTypeParser("application/json");
   app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
     if (body === "" && (request.method === "DELETE" || request.method === "GET" || request.method === "HEAD")) return done(null, undefined);
+    // Refused before parsing: a deeply nested body would cost as many objects as its levels.
+    const deep = tooDeepInText(body as string);
+    if (deep !== undefined) return done(tooDeep(deep), undefined);
     parseJson(request, body as string, done);
   });
 }

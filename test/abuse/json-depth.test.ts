@@ -10,6 +10,7 @@ import { startServer, type TestServer } from "../support/server.ts";
 import { sessionClientFactory, type SessionClientFactory } from "../support/session-client.ts";
 import { nextOf, rq, startSession, tool } from "../support/session-protocol.ts";
 import { client } from "../rest/support.ts";
+import { tooDeepAt, tooDeepInText } from "../../src/models/index.ts";
 
 /** An object `depth` levels deep: {"a":{"a":…{}}}. */
 function nested(depth: number): JsonObject {
@@ -79,5 +80,26 @@ describe("JSON depth", () => {
     session.send(rq.register([tool("deep", { parameters: { type: "object", properties: nested(1000) } })]));
     expect(await nextOf(session, "error")).toMatchObject({ code: "invalid_argument" });
     expect((await session.status).code).toBe(3);
+  });
+});
+
+describe("the depth of JSON text, before parsing", () => {
+  const deep = `{"a":${"[".repeat(70)}${"]".repeat(70)}}`;
+  const cases: [string, unknown][] = [
+    ["flat", { a: 1, b: "x" }],
+    ["64 levels", nested(64)],
+    ["65 levels under b", { a: "{[{[", b: nested(64), c: 1 }],
+    ["brackets and escaped quotes inside strings", { 'k"{': '"[[[[\\"{{{', deep: nested(65) }],
+    ["a root array, third element", [1, [2], nested(64)]],
+    ["the root itself", JSON.parse(`${"[".repeat(65)}${"]".repeat(65)}`)],
+    ["a key that follows a deep one", JSON.parse(deep)],
+  ];
+  it.each(cases)("%s: the same first field as the parsed check", (_, value) => {
+    const path = tooDeepAt(value);
+    expect(tooDeepInText(JSON.stringify(value))).toBe(path === undefined ? undefined : (path[0] ?? ""));
+  });
+  it("stops at the first level too deep, whatever follows (not JSON past it)", () => {
+    expect(tooDeepInText(`{"x":${"{".repeat(100)}`)).toBe("x");
+    expect(tooDeepInText("not json")).toBeUndefined();
   });
 });
