@@ -248,7 +248,6 @@ export class OnePortServer {
   }
 }
 
-/** A counter of events in the current one-second window: true once it exceeds `cap` (0 = never). */
 /** Streams one connection may have dispatched in one turn of the event loop before the rest wait a turn. */
 const STREAM_BURST = 32;
 
@@ -285,6 +284,7 @@ function guardStreams(handler: Handler): (req: http2.Http2ServerRequest, res: ht
   };
 }
 
+/** A counter of events in the current one-second window: true once it exceeds `cap` (0 = never). */
 function perSecondCounter(cap: number): () => boolean {
   let windowStart = Date.now();
   let count = 0;

@@ -12,8 +12,9 @@ import { createStreamWriter, preEncoded } from "./response-writer.ts";
  * §10): the owner runs an ordinary `SessionStream` for the remote client (so ordering, `seq`,
  * resent requests and replay are the owner's own) and sends each response, as protobuf bytes,
  * on a direct line of the bus; requests go to the owner by request/reply, one at a time, in the
- * client's order. A relay that loses a message or its owner ends with UNAVAILABLE: the client
- * re-attaches with its last seq, and the store fills the gap.
+ * client's order. A relay that loses a message or its owner ends with UNAVAILABLE, and its
+ * `lastSeq` says where to go on: the relaying node's `StreamRoute` finds the session again
+ * (or, failing that, the client re-attaches), and the store fills the gap.
  */
 export interface RelayedStream {
   readonly sessionId: string;
