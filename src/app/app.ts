@@ -44,7 +44,7 @@ import { busReadiness, nodeIdOf, openBus } from "./bus-setup.ts";
 import { createSessionRouting } from "./session-routing.ts";
 import { createMetrics } from "./metrics.ts";
 import { createRateLimits } from "./rate-limit.ts";
-import { acceptEmptyJsonOnBodilessMethods, registerJsonDepthLimit, restValidatorCompiler } from "./rest-validation.ts";
+import { registerRestJsonParser, restValidatorCompiler } from "./rest-validation.ts";
 import { storePersistence } from "./store-persistence.ts";
 import type { Config } from "./config.ts";
 import { loggerOptions } from "./logger.ts";
@@ -284,7 +284,6 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
 
   registerRestErrors(app);
   app.setValidatorCompiler(restValidatorCompiler());
-  registerJsonDepthLimit(app);
   // REST bodies are JSON only: any other content type is a 415, not a string to validate.
   app.removeContentTypeParser("text/plain");
   registerRestAuth(app, { authenticate, rateLimit: (principal) => rateLimits.rest(principal) });
@@ -371,7 +370,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     },
   });
   // After the Connect plugin, which keeps its own JSON parser in its scope.
-  acceptEmptyJsonOnBodilessMethods(app);
+  registerRestJsonParser(app);
   await app.register(healthRoutes, {
     readiness: async () => [
       { name: "server", ok: !draining, ...(draining ? { error: "shutting down" } : {}) },

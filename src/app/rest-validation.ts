@@ -1,7 +1,7 @@
 import { Ajv, type Options } from "ajv";
 import type { FastifyInstance, FastifySchemaCompiler } from "fastify";
 import { RozError } from "../errors/index.ts";
-import { MAX_JSON_DEPTH, tooDeepAt, tooDeepInText } from "../models/index.ts";
+import { MAX_JSON_DEPTH, tooDeepInText } from "../models/index.ts";
 import { isUuid } from "../session/index.ts";
 
 /** The formats REST schemas use (`ajv-formats` is not a dependency). */
@@ -23,19 +23,6 @@ export function restValidatorCompiler(): FastifySchemaCompiler<unknown> {
   return ({ schema, httpPart }) => (httpPart === "body" ? body : text).compile(schema as object);
 }
 
-/**
- * Refuses JSON bodies nested deeper than MAX_JSON_DEPTH with a 400 naming the top-level
- * field, before validation or anything else walks them (serializing one overflowed the stack).
- */
-export function registerJsonDepthLimit(app: FastifyInstance): void {
-  app.addHook("preValidation", async (request) => {
-    const body = request.body;
-    if (typeof body !== "object" || body === null || Buffer.isBuffer(body)) return;
-    const path = tooDeepAt(body);
-    if (path !== undefined) throw tooDeep(path[0] ?? "");
-  });
-}
-
 /** The 400 of a body nested too deeply under top-level field `key` ("" for the body itself). */
 function tooDeep(key: string): RozError {
   const field = key === "" ? "body" : `body.${key}`;
@@ -43,17 +30,18 @@ function tooDeep(key: string): RozError {
 }
 
 /**
- * A bodiless request (GET, DELETE) that still says `content-type: application/json` — many
+ * The REST JSON parser. A bodiless request (GET, DELETE) that still says `content-type: application/json` — many
  * HTTP clients set it on every call — is served as if it had no body, instead of Fastify's
  * "Body cannot be empty" 400. Any other method and any non-empty body parse as before,
- * after a scan that refuses a body nested deeper than MAX_JSON_DEPTH without parsing it.
+ * after a scan of the text that refuses a body nested deeper than MAX_JSON_DEPTH with a 400
+ * naming the top-level field, before anything parses or walks it (serializing one
+ * overflowed the stack; parsing one 100,000 levels deep costs as many objects).
  */
-export function acceptEmptyJsonOnBodilessMethods(app: FastifyInstance): void {
+export function registerRestJsonParser(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser("error", "error");
   app.removeContentTypeParser("application/json");
   app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
     if (body === "" && (request.method === "DELETE" || request.method === "GET" || request.method === "HEAD")) return done(null, undefined);
-    // Refused before parsing: a deeply nested body would cost as many objects as its levels.
     const deep = tooDeepInText(body as string);
     if (deep !== undefined) return done(tooDeep(deep), undefined);
     parseJson(request, body as string, done);
