@@ -7,6 +7,7 @@ import * as net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/server.ts";
 import { STALL_BOUND_MS, startBystander } from "../support/bystander.ts";
+import { openAndCancel } from "../support/attacks.ts";
 
 const PREFACE = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
@@ -105,14 +106,7 @@ for (const [cap, env] of [
       const goaway = new Promise<number>((resolve) => session.on("goaway", (code: number) => resolve(code)));
       const closed = new Promise((resolve) => session.on("close", resolve));
       await new Promise((resolve) => session.once("connect", resolve));
-      let opened = 0;
-      while (!session.closed && !session.destroyed && opened < 20_000) {
-        const stream = session.request({ ":method": "POST", ":path": "/roz.v1.AgentService/StreamSession", "content-type": "application/grpc" });
-        stream.on("error", () => {});
-        stream.close(http2.constants.NGHTTP2_CANCEL);
-        opened++;
-        if (opened % 50 === 0) await new Promise((resolve) => setImmediate(resolve));
-      }
+      const opened = await openAndCancel(session, 20_000, 50);
       expect(await goaway).toBe(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
       await closed;
       expect(opened).toBeLessThan(20_000);
@@ -144,11 +138,7 @@ describe("a flood of streams in one write", () => {
     const closed = new Promise((resolve) => session.on("close", resolve));
     await new Promise((resolve) => session.once("connect", resolve));
     // 3,000 streams opened and reset without yielding: they reach the server in a few large reads.
-    for (let i = 0; i < 3000 && !session.destroyed; i++) {
-      const stream = session.request({ ":method": "POST", ":path": "/roz.v1.AgentService/StreamSession", "content-type": "application/grpc" });
-      stream.on("error", () => {});
-      stream.close(http2.constants.NGHTTP2_CANCEL);
-    }
+    await openAndCancel(session, 3000, 0);
     await closed;
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await routed()).toBeLessThan(before + 300);

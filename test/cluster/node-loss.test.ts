@@ -7,7 +7,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SessionResponse } from "../../src/gen/roz/v1/agent_pb.js";
-import { clusterPrerequisites, startCluster, type Cluster, type ClusterPrerequisites } from "../support/cluster.ts";
+import { activeSessions, clusterPrerequisites, relayedStreams, startCluster, type Cluster, type ClusterPrerequisites } from "../support/cluster.ts";
 import { type SessionClient, type SessionClientFactory, sessionClientFactory } from "../support/session-client.ts";
 import { caseOf, readTurn, responseValue, rq, startSession, textOf, tool, turnCompleteOf } from "../support/session-protocol.ts";
 
@@ -201,9 +201,8 @@ if (pre === undefined) {
         expect(textOf(again)).toContain("You said: again");
         const seqs = b.responses.seen.map((r) => r.seq).filter((q) => q > seen);
         for (const [i, q] of seqs.entries()) expect(q).toBe(seen + 1n + BigInt(i));
-        const metrics = await (await fetch(`${other.url}/metrics`)).text();
-        expect(metrics).toMatch(/^roz_sessions\{status="active"\} 1$/m);
-        expect(metrics).toMatch(/^roz_relayed_streams\{side="client"\} 0$/m);
+        expect(await activeSessions(other.url)).toBe(1);
+        expect(await relayedStreams(other.url, "client")).toBe(0);
         await expectCutTurnStored(other.url, sessionId);
         b.send(rq.cancelSession("done"));
         expect((await b.status).code).toBe(0);

