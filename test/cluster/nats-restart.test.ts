@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SessionResponse } from "../../src/gen/roz/v1/agent_pb.js";
 import {
   activeSessions,
+  NO_RATE_LIMITS,
   clusterPrerequisites,
   type Cluster,
   type ClusterPrerequisites,
@@ -130,7 +131,7 @@ if (pre === undefined) {
       cluster = await startCluster(pre as ClusterPrerequisites, {
         nodes: 2,
         // Keepalives far apart: a relayed client must not need one to learn that responses were lost.
-        env: { ROZ_SESSION_RATE_LIMIT_PER_MINUTE: "0", ROZ_RATE_LIMIT_PER_MINUTE: "0", ROZ_MAX_STREAMS_PER_KEY: "0", ROZ_KEEPALIVE_INTERVAL_MS: "60000" },
+        env: { ...NO_RATE_LIMITS, ROZ_MAX_STREAMS_PER_KEY: "0", ROZ_KEEPALIVE_INTERVAL_MS: "60000" },
       });
     }, 120_000);
     afterAll(async () => {

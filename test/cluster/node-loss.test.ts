@@ -7,7 +7,15 @@ import { setTimeout as delay } from "node:timers/promises";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SessionResponse } from "../../src/gen/roz/v1/agent_pb.js";
-import { activeSessions, clusterPrerequisites, relayedStreams, startCluster, type Cluster, type ClusterPrerequisites } from "../support/cluster.ts";
+import {
+  activeSessions,
+  clusterPrerequisites,
+  NO_RATE_LIMITS,
+  relayedStreams,
+  startCluster,
+  type Cluster,
+  type ClusterPrerequisites,
+} from "../support/cluster.ts";
 import { type SessionClient, type SessionClientFactory, sessionClientFactory } from "../support/session-client.ts";
 import { caseOf, readTurn, responseValue, rq, startSession, textOf, tool, turnCompleteOf } from "../support/session-protocol.ts";
 
@@ -71,7 +79,7 @@ if (pre === undefined) {
     beforeAll(async () => {
       cluster = await startCluster(pre as ClusterPrerequisites, {
         nodes: 2,
-        env: { ROZ_NODE_HEARTBEAT_MS: "200", ROZ_NODE_EXPIRY_MS: "1000", ROZ_SESSION_RATE_LIMIT_PER_MINUTE: "0", ROZ_RATE_LIMIT_PER_MINUTE: "0" },
+        env: { ROZ_NODE_HEARTBEAT_MS: "200", ROZ_NODE_EXPIRY_MS: "1000", ...NO_RATE_LIMITS },
       });
       db = new pg.Client({ connectionString: cluster.databaseUrl });
       await db.connect();

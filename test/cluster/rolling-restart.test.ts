@@ -7,6 +7,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   activeSessions,
+  NO_RATE_LIMITS,
   clusterPrerequisites,
   type Cluster,
   type ClusterPrerequisites,
@@ -38,7 +39,7 @@ if (pre === undefined) {
     beforeAll(async () => {
       cluster = await startCluster(pre as ClusterPrerequisites, {
         nodes: 2,
-        env: { ROZ_SESSION_RATE_LIMIT_PER_MINUTE: "0", ROZ_RATE_LIMIT_PER_MINUTE: "0", ROZ_MAX_STREAMS_PER_KEY: "0" },
+        env: { ...NO_RATE_LIMITS, ROZ_MAX_STREAMS_PER_KEY: "0" },
       });
     }, 120_000);
     afterAll(async () => {

@@ -103,6 +103,9 @@ export interface Cluster {
   close(): Promise<void>;
 }
 
+/** Settings for tests that open many sessions from one address with one key: no rate limits. */
+export const NO_RATE_LIMITS = { ROZ_SESSION_RATE_LIMIT_PER_MINUTE: "0", ROZ_RATE_LIMIT_PER_MINUTE: "0" } as const;
+
 export interface ClusterOptions {
   nodes: number;
   /** Settings every node gets (besides DATABASE_URL, NATS_URL, ROZ_NODE_ID, ROZ_PORT). */
