@@ -173,8 +173,8 @@ class SessionAgent implements Agent {
     return this.#tokens.messages(this.#history);
   }
 
-  history(): ModelMessage[] {
-    return structuredClone(this.#history);
+  history(): readonly ModelMessage[] {
+    return this.#history;
   }
 
   dispose(): void {

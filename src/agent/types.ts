@@ -143,7 +143,7 @@ export interface AgentLimits {
 export interface AgentOptions {
   model: ResolvedModel;
   tools: ClientTool[];
-  history: ModelMessage[];
+  history: readonly ModelMessage[];
   /** The client's own system prompt (v0.2 `system` history messages), after the environment instructions. */
   systemPrompt?: string[];
   projectContext: string[];
@@ -195,8 +195,12 @@ export interface Agent {
   /** Tokens the current history takes, counted with the tokenizer. */
   contextTokens(): number;
   readonly maxContextTokens: number;
-  /** A copy of the conversation so far, valid to send to a provider. */
-  history(): ModelMessage[];
+  /**
+   * The conversation so far, valid to send to a provider. Read-only: the agent never changes
+   * a message once it is in the history (compaction replaces messages), so callers may keep
+   * per-message results (token counts, encodings) keyed by message.
+   */
+  history(): readonly ModelMessage[];
   /** The `registerTools` system context the next turn will use, if any. */
   readonly pendingSystemContext: string | undefined;
   /** Cancels everything and releases timers; the agent is unusable afterwards. */

@@ -1,4 +1,5 @@
 import type { TurnRecord } from "../agent/index.ts";
+import type { StoredText } from "../domain/index.ts";
 import type { LoggedEvent, SessionEnvironment, SessionPersistence, SessionStatus, StoredSession } from "../session/index.ts";
 
 interface MemorySession {
@@ -33,11 +34,11 @@ export class MemoryPersistence implements SessionPersistence {
     this.sessions.set(s.id, { tenantId: s.tenantId, environmentId: s.environmentId, status: "active", turns: [], events: [], model: s.model });
   }
 
-  async appendTurn(_tenantId: string, sessionId: string, record: TurnRecord, events: LoggedEvent[], state?: string): Promise<void> {
+  async appendTurn(_tenantId: string, sessionId: string, record: TurnRecord, events: LoggedEvent[], state?: StoredText): Promise<void> {
     const s = this.sessions.get(sessionId);
     s?.turns.push(record);
     s?.events.push(...events.map(asStored));
-    if (s && state !== undefined) s.state = state;
+    if (s && state !== undefined) s.state = String(state);
   }
 
   async appendEvents(_tenantId: string, sessionId: string, events: LoggedEvent[]): Promise<void> {
@@ -61,9 +62,9 @@ export class MemoryPersistence implements SessionPersistence {
     };
   }
 
-  async saveState(tenantId: string, sessionId: string, state: string): Promise<void> {
+  async saveState(tenantId: string, sessionId: string, state: StoredText): Promise<void> {
     const s = this.#own(tenantId, sessionId);
-    if (s) s.state = state;
+    if (s) s.state = String(state);
   }
 
   async adoptSession(tenantId: string, sessionId: string): Promise<boolean> {

@@ -16,3 +16,4 @@ export type {
   ToolOutcome,
   TurnRecord,
 } from "./turn-record.ts";
+export { joinTextParts, sharedJson, type StoredText, TextParts } from "./text-parts.ts";

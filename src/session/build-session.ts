@@ -12,7 +12,7 @@ export interface SessionBuild {
   model: ResolvedModel;
   origin: SessionOrigin;
   tools: ClientTool[];
-  history: ModelMessage[];
+  history: readonly ModelMessage[];
   pendingSystemContext?: string;
   /** For a session rebuilt from the store: its last seq. */
   lastSeq?: number;

@@ -3,6 +3,7 @@
  * them to the store, the model catalog and the agent factory.
  */
 import type { Agent, AgentLimits, AgentOptions, ClientTool, PermissionRule, ServerTool, ToolOutcome, TurnRecord } from "../agent/index.ts";
+import type { StoredText } from "../domain/index.ts";
 import type { ModelCatalog } from "../models/index.ts";
 import type { LoggedEvent, SequencedEvent, SessionEvent } from "./types.ts";
 
@@ -35,7 +36,7 @@ export interface SessionPersistence {
    * Writes the turn, its tool calls, usage totals, the events since the last flush and the
    * session's state (`SessionSnapshot` as JSON, when given) atomically.
    */
-  appendTurn(tenantId: string, sessionId: string, record: TurnRecord, events: LoggedEvent[], state?: string): Promise<void>;
+  appendTurn(tenantId: string, sessionId: string, record: TurnRecord, events: LoggedEvent[], state?: StoredText): Promise<void>;
   appendEvents(tenantId: string, sessionId: string, events: LoggedEvent[]): Promise<void>;
   /**
    * Kept events with seq > `afterSeq`, ascending, at most `limit`, and the highest seq the
@@ -45,7 +46,7 @@ export interface SessionPersistence {
   /** A stored session of the tenant (for re-attaching to one not live here); undefined when unknown. */
   findSession(tenantId: string, sessionId: string): Promise<StoredSession | undefined>;
   /** Stores the session's state (a `SessionSnapshot` as JSON) outside a turn (register_tools, detach). */
-  saveState(tenantId: string, sessionId: string, state: string): Promise<void>;
+  saveState(tenantId: string, sessionId: string, state: StoredText): Promise<void>;
   /**
    * Takes over a live session whose owner is gone: ONE conditional update that succeeds only
    * while the session's node is still `fromNode` (compare-and-set), so exactly one node wins.

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Agent, AgentLimits, Delivery, ToolOutcome, TurnInput, TurnRecord } from "../agent/index.ts";
 import { toAgentMode } from "../agent/index.ts";
 import { RozError, sessionRetryable, toRozError } from "../errors/index.ts";
+import type { TextParts } from "../domain/index.ts";
 import { addUsage, emptyUsage, type JsonObject, type TokenUsage } from "../models/index.ts";
 import { sessionErrorOf } from "./error-codes.ts";
 import { EventLog } from "./event-log.ts";
@@ -397,7 +398,7 @@ export class Session {
           const { code, message } = sessionErrorOf(toRozError(err));
           return this.#error(code, message);
         }
-        if (!this.turnRunning) this.#saveState();
+        if (!this.turnRunning) this.storeState();
         return;
       case "feedback":
         return this.#feedback(command.messageId, command.rating);
@@ -469,7 +470,7 @@ export class Session {
   storeState(failure = "could not persist session state"): void {
     void this.#write(async () => {
       try {
-        await this.#deps.persistence.saveState(this.principal.tenantId, this.id, this.#snapshot(this.#seq));
+        await this.#deps.persistence.saveState(this.principal.tenantId, this.id, await this.#snapshot(this.#seq));
       } catch (err) {
         this.#deps.log.warn({ err, sessionId: this.id }, failure);
       }
@@ -530,7 +531,7 @@ export class Session {
     let stored = false;
     await this.#write(async (batch) => {
       try {
-        await this.#deps.persistence.appendTurn(this.principal.tenantId, this.id, event.record, [...batch, completed], this.#snapshot(seq));
+        await this.#deps.persistence.appendTurn(this.principal.tenantId, this.id, event.record, [...batch, completed], await this.#snapshot(seq));
         stored = true;
       } catch (err) {
         this.#deps.log.error({ err, sessionId: this.id }, "could not persist turn");
@@ -595,7 +596,7 @@ export class Session {
     });
   }
 
-  #snapshot(lastSeq: number): string {
+  #snapshot(lastSeq: number): Promise<TextParts> {
     return encodeSnapshot({
       version: 1,
       model: this.model,
@@ -605,12 +606,6 @@ export class Session {
       ...(this.agent.pendingSystemContext !== undefined ? { pendingSystemContext: this.agent.pendingSystemContext } : {}),
       lastSeq,
       ...(this.#running ? { runningTurn: this.#running } : {}),
-    });
-  }
-
-  #saveState(): void {
-    this.#deps.persistence.saveState(this.principal.tenantId, this.id, this.#snapshot(this.#seq)).catch((err: unknown) => {
-      this.#deps.log.warn({ err, sessionId: this.id }, "could not persist session state");
     });
   }
 
@@ -681,7 +676,7 @@ export class Session {
       this.agent.dispose();
       await this.#flushEvents();
       try {
-        await this.#deps.persistence.saveState(this.principal.tenantId, this.id, this.#snapshot(this.#seq));
+        await this.#deps.persistence.saveState(this.principal.tenantId, this.id, await this.#snapshot(this.#seq));
         await this.#deps.persistence.setStatus(this.principal.tenantId, this.id, "detached");
       } catch (err) {
         this.#deps.log.error({ err, sessionId: this.id }, "could not persist detached session");

@@ -1,4 +1,5 @@
 import type { ClientTool, PermissionRule } from "../agent/index.ts";
+import { sharedJson, TextParts } from "../domain/index.ts";
 import type { ModelMessage } from "../models/index.ts";
 
 /**
@@ -17,7 +18,7 @@ export interface SessionSnapshot {
   maxContextTokens: number;
   permissions: PermissionRule[];
   tools: ClientTool[];
-  history: ModelMessage[];
+  history: readonly ModelMessage[];
   pendingSystemContext?: string;
   lastSeq: number;
   /** The turn that was running when this was stored (written as a turn starts): cut if the process died. */
@@ -37,9 +38,48 @@ export type SessionOrigin = Pick<SessionSnapshot, "environmentId" | "projectCont
 
 const BYTES = "$bytes";
 
-/** JSON with binary parts (images, binary context) as `{"$bytes": base64}`. */
-export function encodeSnapshot(snapshot: SessionSnapshot): string {
-  return JSON.stringify(snapshot, (_key, value: unknown) => (value instanceof Uint8Array ? { [BYTES]: Buffer.from(value).toString("base64") } : value));
+const withBinaryAsBase64 = (_key: string, value: unknown): unknown =>
+  value instanceof Uint8Array ? { [BYTES]: Buffer.from(value).toString("base64") } : value;
+
+/** Encoded parts at least this long are kept as shared UTF-8 bytes rather than strings. */
+const SHARED_PART_CHARS = 64 * 1024;
+
+/**
+ * The JSON of each history message and of the running turn, kept as long as the part lives:
+ * they never change once made, and a snapshot is stored at every turn, so each is encoded
+ * once rather than at every turn. Large ones are kept as shared bytes, which reach the store's
+ * thread without a copy: a long history or a multi-megabyte message then costs the event loop
+ * nothing at later turns.
+ */
+const encodedParts = new WeakMap<object, string | Uint8Array | Promise<string | Uint8Array>>();
+
+function encodeOnce(part: object): string | Uint8Array | Promise<string | Uint8Array> {
+  let encoded = encodedParts.get(part);
+  if (encoded === undefined) {
+    encoded = sharedJson(part, withBinaryAsBase64, SHARED_PART_CHARS).then((done) => {
+      encodedParts.set(part, done);
+      return done;
+    });
+    encodedParts.set(part, encoded);
+  }
+  return encoded;
+}
+
+/**
+ * JSON with binary parts (images, binary context) as `{"$bytes": base64}`, as parts a store
+ * joins. What is encoded is what `snapshot` holds when called: its parts never change.
+ */
+export async function encodeSnapshot(snapshot: SessionSnapshot): Promise<TextParts> {
+  const { history, runningTurn, ...rest } = snapshot;
+  const parts: (string | Uint8Array | Promise<string | Uint8Array>)[] = [JSON.stringify(rest, withBinaryAsBase64).slice(0, -1)];
+  if (runningTurn !== undefined) parts.push(',"runningTurn":', encodeOnce(runningTurn));
+  parts.push(',"history":[');
+  history.forEach((message, i) => {
+    if (i > 0) parts.push(",");
+    parts.push(encodeOnce(message));
+  });
+  parts.push("]}");
+  return new TextParts(parts.some((p) => p instanceof Promise) ? await Promise.all(parts) : (parts as (string | Uint8Array)[]));
 }
 
 /** The snapshot in `text`; undefined when it is not one this server writes. */

@@ -10,7 +10,7 @@
  *   cursor that does not decode throws `RozError("invalid_argument", "invalid cursor")`.
  * - Unique-name / duplicate-id clashes throw `RozError("conflict")`.
  */
-import type { TurnRecord } from "../domain/index.ts";
+import type { StoredText, TurnRecord } from "../domain/index.ts";
 import type {
   ApiKey,
   Environment,
@@ -112,7 +112,7 @@ export interface SessionStore {
    */
   getResumableSession(tenantId: string, id: string, aliveSince: number): Promise<ResumableSession | undefined>;
   /** Stores the session's state snapshot (opaque text); false when unknown. */
-  saveSessionState(tenantId: string, id: string, state: string): Promise<boolean>;
+  saveSessionState(tenantId: string, id: string, state: StoredText): Promise<boolean>;
   /**
    * Makes `toNode` the owner of a live session, in ONE conditional update that succeeds only
    * while its owner is still `fromNode` (undefined: none): of several nodes adopting the same
@@ -149,7 +149,7 @@ export interface TranscriptStore {
     record: TurnRecord,
     events?: readonly NewSessionEvent[],
     /** The session's state snapshot after the turn, stored in the same write. */
-    state?: string,
+    state?: StoredText,
   ): Promise<number | undefined>;
   /** Turns in order (seq ascending) after `afterSeq`; undefined when the session is unknown. */
   listTurns(tenantId: string, sessionId: string, range?: { afterSeq?: number; limit?: number }): Promise<StoredTurn[] | undefined>;

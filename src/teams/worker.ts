@@ -90,7 +90,7 @@ export class WorkerRun {
     const deps = this.#deps;
     void this.#log.append({ type: "worker_started", workerId: spec.id, hostId: deps.nodeId ?? hostname() });
     let usage = ZERO_USAGE;
-    let transcript: ModelMessage[] = [];
+    let transcript: readonly ModelMessage[] = [];
     let ending: WorkerEnding;
     const routes: (() => void)[] = [];
     const timer = setTimeout(() => this.cancel("timeout"), deps.limits.workerTimeoutMs);
@@ -198,7 +198,7 @@ export class WorkerRun {
     return ending;
   }
 
-  #endingOf(record: TurnRecord | undefined, transcript: ModelMessage[], tools: Map<string, ClientTool>): WorkerEnding {
+  #endingOf(record: TurnRecord | undefined, transcript: readonly ModelMessage[], tools: Map<string, ClientTool>): WorkerEnding {
     if (this.#cancelReason !== undefined) return { status: "failed", reason: this.#cancelReason };
     if (record === undefined || record.stopReason === "cancelled") return { status: "failed", reason: "cancelled" };
     if (record.stopReason === "error") return { status: "failed", reason: "model_error" };

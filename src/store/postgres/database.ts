@@ -1,4 +1,5 @@
 import pg from "pg";
+import { TextParts } from "../../domain/index.ts";
 import { RozError } from "../../errors/index.ts";
 import type { Dialect, Sql, SqlConnection, SqlDatabase, SqlRow, SqlValue } from "../sql/database.ts";
 
@@ -52,7 +53,7 @@ class BrokenConnection extends Error {
   }
 }
 
-const toParam = (v: SqlValue): unknown => (v === undefined ? null : v);
+const toParam = (v: SqlValue): unknown => (v === undefined ? null : v instanceof TextParts ? v.toString() : v);
 
 /** Postgres returns Buffers for BYTEA; the store hands out plain Uint8Arrays on both engines. */
 function normalizeRow<T>(row: Record<string, unknown>): T {

@@ -3,9 +3,10 @@
  * SQL is written once with `?` placeholders and portable syntax (ON CONFLICT, RETURNING,
  * row values); an adapter rewrites placeholders and maps values where its engine needs it.
  */
+import type { TextParts } from "../../domain/index.ts";
 
-/** A bound parameter: what both engines accept. `undefined` is sent as NULL. */
-export type SqlValue = string | number | null | undefined | Uint8Array;
+/** A bound parameter: what both engines accept. `undefined` is sent as NULL; `TextParts` as their joined text. */
+export type SqlValue = string | number | null | undefined | Uint8Array | TextParts;
 
 /** A result row: column name → value. Integers come back as JS numbers, blobs as Uint8Array. */
 export type SqlRow = Record<string, unknown>;

@@ -1,4 +1,4 @@
-import type { ContextBlock, JsonObject, ThinkingRecord, ToolCallRecord, TurnRecord } from "../../domain/index.ts";
+import type { ContextBlock, JsonObject, StoredText, ThinkingRecord, ToolCallRecord, TurnRecord } from "../../domain/index.ts";
 import type { NewSessionEvent, StoredTurn, TranscriptStore } from "../types.ts";
 import type { SqlRow, SqlValue } from "./database.ts";
 import type { StoreContext } from "./context.ts";
@@ -129,7 +129,7 @@ const TURN_FIELDS = [
 const TURN_COLUMNS = ["session_id", "seq", ...TURN_FIELDS.map(([name]) => name)];
 
 /** A turn's parameters: the session totals, and its values for `TURN_FIELDS`. */
-function turnValues(record: TurnRecord, at: number, state: string | undefined): { totals: SqlValue[]; turn: SqlValue[] } {
+function turnValues(record: TurnRecord, at: number, state: StoredText | undefined): { totals: SqlValue[]; turn: SqlValue[] } {
   const { usage } = record;
   return {
     totals: [record.compactions, usage.inputTokens, usage.outputTokens, usage.cacheReadTokens, usage.cacheCreationTokens, at, state ?? null],

@@ -1,12 +1,21 @@
-import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
+import { Worker } from "node:worker_threads";
 import { RozError } from "../../errors/index.ts";
 import type { Dialect, Sql, SqlConnection, SqlDatabase, SqlRow, SqlValue } from "../sql/database.ts";
+import {
+  packValue,
+  type SqliteFailure,
+  type SqliteOp,
+  type SqliteOptions,
+  type SqliteReply,
+  type SqliteRequest,
+  type SqliteWorkerData,
+} from "./worker-protocol.ts";
+
+export type { SqliteOptions } from "./worker-protocol.ts";
 
 /** SQLite's extended result codes for constraint violations that mean "already exists". */
 const SQLITE_CONSTRAINT_PRIMARYKEY = 1555;
 const SQLITE_CONSTRAINT_UNIQUE = 2067;
-/** Prepared statements kept per connection; SQL texts beyond this are re-prepared. */
-const STATEMENT_CACHE_SIZE = 256;
 
 export const sqliteDialect: Dialect = {
   name: "sqlite",
@@ -17,50 +26,69 @@ export const sqliteDialect: Dialect = {
   },
 };
 
-export interface SqliteOptions {
-  /**
-   * `FULL` (default) fsyncs the WAL at every commit, so a committed turn survives power loss;
-   * `NORMAL` survives process crashes (kill -9) but may lose the last commits on power loss.
-   */
-  synchronous?: "NORMAL" | "FULL";
-  /** How long a statement waits for another process's lock (default 5000 ms). */
-  busyTimeoutMs?: number;
+const workerUrl = new URL("./connection-worker.ts", import.meta.url);
+
+/** The error a statement threw in the connection's thread, with SQLite's codes kept. */
+function sqliteError(failure: SqliteFailure): Error {
+  return Object.assign(new Error(failure.message), failure);
 }
 
-const toParam = (v: SqlValue): SQLInputValue => (v === undefined ? null : v);
-
 /**
- * One `node:sqlite` connection behind the async `SqlDatabase` seam. node:sqlite is
- * synchronous and a connection has one transaction at a time, so every operation runs in
- * turn through an async queue: a transaction holds the queue until it commits, and no
- * statement of another caller can slip into it. Open a given file once per process (two
- * connections of one process would block each other's locks on the one thread).
+ * One `node:sqlite` connection, owned by a thread of its own (`connection-worker.ts`), behind
+ * the async `SqlDatabase` seam: statements, large rows and commit fsyncs never block the
+ * server's event loop. A connection has one transaction at a time, so every operation runs
+ * in turn through an async queue: a transaction holds the queue until it commits, and no
+ * statement of another caller can slip into it. Open a given file once per process.
  */
 export class SqliteDatabase implements SqlDatabase {
   readonly dialect = sqliteDialect;
-  readonly #db: DatabaseSync;
-  readonly #statements = new Map<string, StatementSync>();
+  readonly #worker: Worker;
+  readonly #pending = new Map<number, { resolve: (value: unknown) => void; reject: (err: unknown) => void }>();
+  #nextId = 1;
   #tail: Promise<unknown> = Promise.resolve();
   #closed = false;
+  /** Why the connection's thread is gone, once it is. */
+  #lost: Error | undefined;
   /** Statement runner used inside a transaction, where the queue is already held. */
   readonly #direct: Sql = {
-    all: async <T extends SqlRow>(sql: string, params: readonly SqlValue[] = []) => this.#prepare(sql).all(...params.map(toParam)) as T[],
-    get: async <T extends SqlRow>(sql: string, params: readonly SqlValue[] = []) => this.#prepare(sql).get(...params.map(toParam)) as T | undefined,
-    run: async (sql: string, params: readonly SqlValue[] = []) => Number(this.#prepare(sql).run(...params.map(toParam)).changes),
+    all: <T extends SqlRow>(sql: string, params: readonly SqlValue[] = []) => this.#call("all", sql, params) as Promise<T[]>,
+    get: <T extends SqlRow>(sql: string, params: readonly SqlValue[] = []) => this.#call("get", sql, params) as Promise<T | undefined>,
+    run: (sql: string, params: readonly SqlValue[] = []) => this.#call("run", sql, params) as Promise<number>,
   };
 
-  /** Opens (creating if needed) `path`, or an in-memory database for `:memory:`. */
-  constructor(path: string, options: SqliteOptions = {}) {
-    this.#db = new DatabaseSync(path, { timeout: options.busyTimeoutMs ?? 5000, enableForeignKeyConstraints: true });
+  /** Opens (creating if needed) `path`, or an in-memory database for `:memory:`; rejects with SQLite's error. */
+  static async open(path: string, options: SqliteOptions = {}): Promise<SqliteDatabase> {
+    const db = new SqliteDatabase(path, options);
     try {
-      // WAL: readers never block the writer, and a crash leaves the last commit intact.
-      this.#db.exec("PRAGMA journal_mode = WAL");
-      this.#db.exec(`PRAGMA synchronous = ${options.synchronous ?? "FULL"}`);
-      this.#db.exec("PRAGMA foreign_keys = ON");
+      await db.#opened;
     } catch (err) {
-      this.#db.close();
+      db.#closed = true;
+      await db.#worker.terminate();
       throw err;
     }
+    return db;
+  }
+
+  readonly #opened: Promise<unknown>;
+
+  private constructor(path: string, options: SqliteOptions) {
+    this.#worker = new Worker(workerUrl, { workerData: { path, options } satisfies SqliteWorkerData });
+    this.#opened = new Promise((resolve, reject) => this.#pending.set(0, { resolve, reject }));
+    this.#worker.on("message", (reply: SqliteReply) => {
+      const waiter = this.#pending.get(reply.id);
+      if (waiter === undefined) return;
+      this.#pending.delete(reply.id);
+      if (this.#pending.size === 0) this.#worker.unref();
+      if (reply.ok) waiter.resolve(reply.value);
+      else waiter.reject(sqliteError(reply.error));
+    });
+    const lost = (err: Error): void => {
+      this.#lost ??= err;
+      for (const waiter of this.#pending.values()) waiter.reject(new RozError("unavailable", `store is unavailable: ${this.#lost.message}`));
+      this.#pending.clear();
+    };
+    this.#worker.on("error", lost);
+    this.#worker.on("exit", (code) => lost(new Error(`the database thread exited (code ${code})`)));
   }
 
   all<T extends SqlRow = SqlRow>(sql: string, params?: readonly SqlValue[]): Promise<T[]> {
@@ -78,13 +106,13 @@ export class SqliteDatabase implements SqlDatabase {
   transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
     return this.#exclusive(async () => {
       // IMMEDIATE takes the write lock up front: no lock upgrade, so no deadlock between processes.
-      this.#db.exec("BEGIN IMMEDIATE");
+      await this.#call("exec", "BEGIN IMMEDIATE");
       try {
         const result = await fn(this.#direct);
-        this.#db.exec("COMMIT");
+        await this.#call("exec", "COMMIT");
         return result;
       } catch (err) {
-        if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
+        await this.#call("rollback", "").catch(() => undefined);
         throw err;
       }
     });
@@ -99,29 +127,27 @@ export class SqliteDatabase implements SqlDatabase {
     if (this.#closed) return;
     this.#closed = true;
     await this.#tail.catch(() => undefined);
-    this.#statements.clear();
-    this.#db.close();
+    if (this.#lost === undefined) await this.#call("close", "").catch(() => undefined);
+    await this.#worker.terminate();
   }
 
-  /**
-   * Runs `fn` after everything queued before it; a failure does not block later calls.
-   * Queued work waits one event-loop turn first: node:sqlite blocks while it runs, and
-   * back-to-back transactions would otherwise starve every stream for their sum.
-   */
+  /** Runs `fn` after everything queued before it; a failure does not block later calls. */
   #exclusive<T>(fn: () => Promise<T>): Promise<T> {
     if (this.#closed) return Promise.reject(new RozError("unavailable", "store is closed"));
-    const run = this.#tail.then(() => new Promise<void>((resolve) => setImmediate(resolve))).then(() => fn());
+    const run = this.#tail.then(fn);
     this.#tail = run.catch(() => undefined);
     return run;
   }
 
-  #prepare(sql: string): StatementSync {
-    let stmt = this.#statements.get(sql);
-    if (stmt === undefined) {
-      if (this.#statements.size >= STATEMENT_CACHE_SIZE) this.#statements.clear();
-      stmt = this.#db.prepare(sql);
-      this.#statements.set(sql, stmt);
-    }
-    return stmt;
+  /** One request to the connection's thread; the thread keeps the process alive only while one is pending. */
+  #call(op: SqliteOp, sql: string, params: readonly SqlValue[] = []): Promise<unknown> {
+    if (this.#lost !== undefined) return Promise.reject(new RozError("unavailable", `store is unavailable: ${this.#lost.message}`));
+    const id = this.#nextId++;
+    const request: SqliteRequest = { id, op, sql, params: params.map((v) => packValue(v === undefined ? null : v)) };
+    return new Promise((resolve, reject) => {
+      if (this.#pending.size === 0) this.#worker.ref();
+      this.#pending.set(id, { resolve, reject });
+      this.#worker.postMessage(request);
+    });
   }
 }

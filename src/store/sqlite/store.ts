@@ -12,5 +12,7 @@ export type OpenSqliteOptions = SqliteOptions & MigratingStoreOptions;
  */
 export async function openSqliteStore(path: string, options: OpenSqliteOptions = {}): Promise<Store> {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
-  return openSqlStore(new SqliteDatabase(path, options), options);
+  const { synchronous, busyTimeoutMs } = options;
+  const db = await SqliteDatabase.open(path, { ...(synchronous ? { synchronous } : {}), ...(busyTimeoutMs !== undefined ? { busyTimeoutMs } : {}) });
+  return openSqlStore(db, options);
 }
