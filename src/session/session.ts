@@ -43,7 +43,8 @@ export function toolCapProblem(command: SessionCommand, limits: AgentLimits): st
   const tools = command.type === "start" || command.type === "register_tools" || command.type === "user_message" ? command.tools : undefined;
   if (tools === undefined) return undefined;
   const perRequest = limits.maxToolsPerRequest ?? Number.POSITIVE_INFINITY;
-  if (tools.length > perRequest) return `${command.type}.tools has ${tools.length} tools; at most ${perRequest} are allowed per request`;
+  // "More than": a binary request's list was already cut to perRequest + 1 before decoding.
+  if (tools.length > perRequest) return `${command.type}.tools has more than ${perRequest} tools; at most ${perRequest} are allowed per request`;
   const perSession = limits.maxTools ?? Number.POSITIVE_INFINITY;
   if (command.type === "start" && tools.length > perSession) return `start.tools has ${tools.length} tools; a session may hold at most ${perSession}`;
   return undefined;

@@ -1,0 +1,84 @@
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { describe, expect, it } from "vitest";
+import { SessionRequestSchema } from "../../src/gen/roz/v1/agent_pb.js";
+import { cutToolLists, isScreenedContentType, screenedEnvelopes } from "../../src/rpc/tool-screen.ts";
+import type { SessionRequestInit } from "../support/session-client.ts";
+import { rq, tool } from "../support/session-protocol.ts";
+
+const tools = (n: number) => Array.from({ length: n }, (_, i) => tool(`t${i}`));
+const bytesOf = (request: SessionRequestInit) => toBinary(SessionRequestSchema, create(SessionRequestSchema, request));
+const decode = (bytes: Uint8Array) => fromBinary(SessionRequestSchema, bytes);
+const envelope = (message: Uint8Array, flags = 0) => {
+  const header = Buffer.alloc(5);
+  header[0] = flags;
+  header.writeUInt32BE(message.byteLength, 1);
+  return Buffer.concat([header, message]);
+};
+async function collect(chunks: Uint8Array[], maxTools: number): Promise<Buffer> {
+  async function* source() {
+    yield* chunks;
+  }
+  const out: Uint8Array[] = [];
+  for await (const chunk of screenedEnvelopes(source(), maxTools)) out.push(chunk);
+  return Buffer.concat(out);
+}
+
+describe("cutToolLists", () => {
+  it("cuts register_tools, start and user_message lists to max + 1 and keeps every other field", () => {
+    const register = decode(cutToolLists(bytesOf(rq.register(tools(40), "ide", "context")), 10));
+    expect(register.request.case).toBe("registerTools");
+    const registered = register.request.value as { tools: { name: string }[]; source: string; systemContext: string };
+    expect(registered.tools.map((t) => t.name)).toEqual(tools(11).map((t) => t.name));
+    expect(registered).toMatchObject({ source: "ide", systemContext: "context" });
+
+    const start = decode(cutToolLists(bytesOf(rq.start({ tools: tools(30), model: "scripted" })), 10));
+    expect(start.request.case).toBe("start");
+    expect((start.request.value as { tools: unknown[]; model?: string }).tools).toHaveLength(11);
+    expect((start.request.value as { model?: string }).model).toBe("scripted");
+
+    const user = { request: { case: "userMessage", value: { content: "hi", tools: tools(12) } } } as SessionRequestInit;
+    const cut = decode(cutToolLists(bytesOf(user), 10));
+    expect(cut.request.value).toMatchObject({ content: "hi" });
+    expect((cut.request.value as { tools: unknown[] }).tools).toHaveLength(11);
+  });
+
+  it("leaves lists within the cap, other requests and bytes that do not parse as they are", () => {
+    for (const bytes of [bytesOf(rq.register(tools(10))), bytesOf(rq.user("x".repeat(100))), Uint8Array.from([0x4a, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff])]) {
+      expect(cutToolLists(bytes, 10)).toBe(bytes);
+    }
+  });
+});
+
+describe("screenedEnvelopes", () => {
+  const big = bytesOf(rq.register(tools(600)));
+  const small = bytesOf(rq.ping());
+  const stream = Buffer.concat([envelope(small), envelope(big), envelope(small)]);
+
+  it("re-cuts any chunking into whole envelopes and screens each message", async () => {
+    const expected = Buffer.concat([envelope(small), envelope(cutToolLists(big, 512)), envelope(small)]);
+    expect(decode(cutToolLists(big, 512)).request.value).toMatchObject({ tools: expect.any(Array) });
+    for (const size of [1, 3, 5, 7, 1000, stream.byteLength]) {
+      const chunks: Uint8Array[] = [];
+      for (let i = 0; i < stream.byteLength; i += size) chunks.push(stream.subarray(i, i + size));
+      expect((await collect(chunks, 512)).equals(expected), `chunks of ${size}`).toBe(true);
+    }
+  });
+
+  it("passes compressed messages and a truncated tail on unchanged", async () => {
+    const compressed = envelope(big, 1);
+    expect((await collect([compressed], 512)).equals(compressed)).toBe(true);
+    const truncated = stream.subarray(0, stream.byteLength - 3);
+    const tail = envelope(small).subarray(0, -3);
+    const expected = Buffer.concat([envelope(small), envelope(cutToolLists(big, 512)), tail]);
+    expect((await collect([truncated], 512)).equals(expected)).toBe(true);
+  });
+});
+
+it("screens the binary content types only", () => {
+  for (const type of ["application/grpc", "application/grpc+proto", "application/grpc-web", "application/grpc-web+proto", "application/connect+proto"]) {
+    expect(isScreenedContentType(type), type).toBe(true);
+  }
+  for (const type of ["application/grpc+json", "application/connect+json", "application/grpc-web-text", "application/json", undefined]) {
+    expect(isScreenedContentType(type), String(type)).toBe(false);
+  }
+});
