@@ -2,7 +2,8 @@
  * Section "abuse": each attack of the resilience report against our server (a child
  * process), next to a bystander session that pings every 10 ms. For each attack: the longest
  * event-loop block of the server meanwhile and the bystander's p99 round trip (targets: both
- * under 50 ms), plus memory after the stream floods. The baseline is the bystander alone.
+ * under 50 ms), plus memory after the stream floods. The baseline is the bystander alone. The
+ * bystander runs in a process of its own, the attacks in the driver.
  */
 import {
   type Attack,
@@ -15,7 +16,9 @@ import {
   registerToolsAttack,
   slowSocketsAttack,
 } from "../test/support/attacks.ts";
-import { startBystander } from "../test/support/bystander.ts";
+import type { BystanderReport } from "../test/support/bystander.ts";
+import { forkChild, type IpcChild } from "./ipc.ts";
+import { loadChild } from "./paced-load.ts";
 import { startServerProcess, type ServerProcess } from "./server-process.ts";
 import { type BenchOptions, fmt, ms, pick, progress, type Row, sleep } from "./support.ts";
 
@@ -28,15 +31,19 @@ interface Measured {
   seconds: number;
 }
 
-async function measure(server: ServerProcess, attack: Attack | undefined, idleMs = 1000): Promise<Measured> {
-  const bystander = await startBystander(server.url);
+/**
+ * Runs `attack` (from this process) while the bystander pings from its own: building a
+ * large attack blocks the attacker's event loop, which must not count as the server's delay.
+ */
+async function measure(server: ServerProcess, bystander: IpcChild, attack: Attack | undefined, idleMs = 1000): Promise<Measured> {
+  await bystander.ask("start", { url: server.url });
   await server.stats(); // resets the child's loop-delay histogram
   const started = performance.now();
   if (attack) await attack(server.url);
   else await sleep(idleMs);
   const seconds = (performance.now() - started) / 1000;
   const stats = await server.stats();
-  const report = await bystander.stop();
+  const report = await bystander.ask<BystanderReport>("stop");
   return { loopMaxMs: stats.loopDelayMaxMs, p99Ms: report.p99Ms, seconds };
 }
 
@@ -66,10 +73,11 @@ export async function runAbuse(options: BenchOptions): Promise<Row[]> {
     { profile: options.profile },
   );
   const rows: Row[] = [];
+  const bystander = await forkChild(loadChild, { ROZ_BENCH_ROLE: "bystander" });
   try {
     // Warm-up (JIT, first session, first environment), not measured.
-    await measure(server, globAttack);
-    const baseline = await measure(server, undefined);
+    await measure(server, bystander, globAttack);
+    const baseline = await measure(server, bystander, undefined);
     rows.push({ metric: "baseline (no attack): bystander p99 ping", measured: ms(baseline.p99Ms), note: `loop max ${ms(baseline.loopMaxMs)}` });
     await server.gc();
     rows.push({
@@ -83,6 +91,7 @@ export async function runAbuse(options: BenchOptions): Promise<Row[]> {
       ["2 tokenizer: 100 KB word (message + tool result)", longWordAttack(100_000)],
       ["2 tokenizer: 4 MB word (message + tool result)", longWordAttack(4_000_000)],
       ["3 register_tools: 3 x 40,000 tools", registerToolsAttack(3)],
+      ["3 register_tools: 350,000 minimal tools (4 MiB)", registerToolsAttack(1, 350_000, true)],
       ["5 slow sockets: 4 kinds x 200", slowSocketsAttack(200)],
       [`6 streams without start: ${fmt(attempts)}`, noStartAttack(attempts)],
       ["7 oversized messages: 20 x 1 MiB, never half-closed", oversizedAttack(20)],
@@ -90,7 +99,7 @@ export async function runAbuse(options: BenchOptions): Promise<Row[]> {
     ];
     for (const [name, attack] of attacks) {
       progress(`abuse: ${name}`);
-      rows.push(...rowsOf(name, await measure(server, attack)));
+      rows.push(...rowsOf(name, await measure(server, bystander, attack)));
       if (name.startsWith("6 ")) {
         await server.gc();
         const rss = await server.rss();
@@ -109,7 +118,7 @@ export async function runAbuse(options: BenchOptions): Promise<Row[]> {
     const before = await server.rss();
     const streams = pick(options, 126_000, 30_000);
     progress(`abuse: 8 rapid reset, ${fmt(streams)} streams`);
-    rows.push(...rowsOf(`8 rapid reset: ${fmt(streams)} streams opened and cancelled`, await measure(server, rapidResetAttack(streams))));
+    rows.push(...rowsOf(`8 rapid reset: ${fmt(streams)} streams opened and cancelled`, await measure(server, bystander, rapidResetAttack(streams))));
     await server.gc();
     await sleep(500);
     const after = await server.rss();
@@ -120,6 +129,7 @@ export async function runAbuse(options: BenchOptions): Promise<Row[]> {
       ok: after <= before * 1.2,
     });
   } finally {
+    await bystander.close();
     await server.close();
   }
   return rows;

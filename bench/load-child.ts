@@ -4,11 +4,13 @@
  * - `clients`: the clients of one contender: connect-node sessions of our server
  *   (`ours`), `openai` clients reading the fake directly (`direct`), or connect-node
  *   streams of the bare connect-node server writing paced deltas itself (`bare`); and
- *   sessions held open to re-attach once their node is killed (held-sessions.ts).
+ *   sessions held open to re-attach once their node is killed (held-sessions.ts);
+ * - `bystander`: one session pinging the server every 10 ms while an attack runs.
  * Each runs in its own process so that neither shares an event loop with our server, the
  * driver or the other; stamps and arrivals use the machine's monotonic clock.
  */
 import { monitorEventLoopDelay } from "node:perf_hooks";
+import { type Bystander, startBystander } from "../test/support/bystander.ts";
 import { startFakeOpenAI } from "../test/support/fake-openai/index.ts";
 import { type AgentClient, type BenchStream, connectClients, finish, openStream, startSession, userMessage } from "./client.ts";
 import { heldSessions } from "./held-sessions.ts";
@@ -151,5 +153,27 @@ async function clientsRole(): Promise<void> {
   );
 }
 
-const role = process.env.ROZ_BENCH_ROLE;
-(role === "fake" ? fakeRole() : role === "clients" ? clientsRole() : Promise.reject(new Error(`unknown role ${role}`))).catch(failStart);
+/** A bystander session pinging the server while an attack runs elsewhere (section abuse). */
+async function bystanderRole(): Promise<void> {
+  let bystander: Bystander | undefined;
+  serve(
+    {},
+    {
+      start: async (r) => {
+        bystander = await startBystander(r.url as string);
+      },
+      stop: async () => {
+        const report = await bystander?.stop();
+        bystander = undefined;
+        return report;
+      },
+      close: async () => {
+        await bystander?.stop().catch(() => undefined);
+      },
+    },
+  );
+}
+
+const roles: Record<string, () => Promise<void>> = { fake: fakeRole, clients: clientsRole, bystander: bystanderRole };
+const role = process.env.ROZ_BENCH_ROLE ?? "";
+(roles[role]?.() ?? Promise.reject(new Error(`unknown role ${role}`))).catch(failStart);

@@ -84,16 +84,19 @@ export const longWordAttack =
     }
   };
 
-/** `rounds` register_tools of 40,000 tools each (refused beyond the caps). */
+/**
+ * `rounds` register_tools of `count` tools each (refused beyond the caps): described test
+ * tools, or with `minimal` tools of a name only (350,000 of them fill a 4 MiB message).
+ */
 export const registerToolsAttack =
-  (rounds = 3): Attack =>
+  (rounds = 3, count = 40_000, minimal = false): Attack =>
   async (url, headers = {}) => {
     const factory = sessionClientFactory("grpc-js", url);
     try {
       const session = factory.open(headers);
       await startSession(session);
       for (let r = 0; r < rounds; r++) {
-        session.send(rq.register(Array.from({ length: 40_000 }, (_, i) => tool(`t${r}_${i}`))));
+        session.send(rq.register(Array.from({ length: count }, (_, i) => (minimal ? { name: `t${i}` } : tool(`t${r}_${i}`)))));
         await nextOf(session, "error", 60_000);
       }
       session.end();
