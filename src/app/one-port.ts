@@ -248,39 +248,66 @@ export class OnePortServer {
   }
 }
 
-/** Streams one connection may have dispatched in one turn of the event loop before the rest wait a turn. */
-const STREAM_BURST = 32;
+/** New streams dispatched in one turn of the event loop, over all connections; the rest wait. */
+const STREAMS_PER_TURN = 32;
+
+type Exchange = [http2.Http2ServerRequest, http2.Http2ServerResponse];
 
 /**
- * The HTTP/2 handler, guarding the event loop against stream floods (rapid reset):
+ * The HTTP/2 handler, guarding the event loop against stream floods (rapid reset, or many
+ * streams that each cost a little):
  * - requests of a session that is already closed are dropped unanswered: nghttp2 goes on
  *   reading a socket buffer after the rapid-reset guard destroyed its session, and every
  *   stream still in it (thousands in a flood) would be routed and dispatched for nothing;
- * - beyond `STREAM_BURST` new streams of one connection in one turn, the others wait for the
- *   next turn, by when the resets behind them in the buffer were read: streams already reset
- *   are then dropped instead of dispatched. A client that opens a few streams at once never
- *   waits.
+ * - at most `STREAMS_PER_TURN` new streams are dispatched per turn; the others wait in a
+ *   queue per connection and are taken in turns, one from each connection at a time, so a
+ *   flood on one connection delays only itself. By the time a waiting stream's turn comes,
+ *   the resets behind it in the buffer were read: streams already reset are dropped instead
+ *   of dispatched. A client that opens a few streams at once never waits.
  */
 function guardStreams(handler: Handler): (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void {
-  const thisTurn = new Map<http2.Http2Session, number>();
+  const waiting = new Map<http2.Http2Session, Exchange[]>();
+  let dispatchedThisTurn = 0;
+  let nextTurnScheduled = false;
   const live = (req: http2.Http2ServerRequest): boolean => {
     const session = req.stream.session;
     if (session !== undefined && !session.destroyed && !session.closed && !req.stream.destroyed && !req.stream.closed) return true;
     req.stream.destroy();
     return false;
   };
+  const dispatch = ([req, res]: Exchange): void => {
+    dispatchedThisTurn++;
+    scheduleNextTurn();
+    void handler(req, res);
+  };
+  const nextTurn = (): void => {
+    nextTurnScheduled = false;
+    dispatchedThisTurn = 0;
+    while (waiting.size > 0 && dispatchedThisTurn < STREAMS_PER_TURN) {
+      for (const [session, queue] of waiting) {
+        const exchange = queue.shift();
+        if (queue.length === 0) waiting.delete(session);
+        if (exchange !== undefined && live(exchange[0])) dispatch(exchange);
+        if (dispatchedThisTurn >= STREAMS_PER_TURN) break;
+      }
+    }
+    if (waiting.size > 0) scheduleNextTurn();
+  };
+  const scheduleNextTurn = (): void => {
+    if (nextTurnScheduled) return;
+    nextTurnScheduled = true;
+    setImmediate(nextTurn);
+  };
   return (req, res) => {
     // HTTP/1.1 inside TLS (ALPN) reaches this handler too.
     if (req.httpVersionMajor < 2) return handler(req, res);
     if (!live(req)) return;
+    if (waiting.size === 0 && dispatchedThisTurn < STREAMS_PER_TURN) return dispatch([req, res]);
     const session = req.stream.session as http2.Http2Session;
-    if (thisTurn.size === 0) setImmediate(() => thisTurn.clear());
-    const n = (thisTurn.get(session) ?? 0) + 1;
-    thisTurn.set(session, n);
-    if (n <= STREAM_BURST) return handler(req, res);
-    setImmediate(() => {
-      if (live(req)) handler(req, res);
-    });
+    const queue = waiting.get(session);
+    if (queue) queue.push([req, res]);
+    else waiting.set(session, [[req, res]]);
+    scheduleNextTurn();
   };
 }
 
