@@ -25,6 +25,8 @@ export const benchServerDefaults: Record<string, string> = {
   ROZ_MAX_CONCURRENT_STREAMS: "5000",
   // The benches open thousands of sessions with one key (the abuse section sets its own cap).
   ROZ_MAX_STREAMS_PER_KEY: "100000",
+  // ... and thousands of connections from one address (loopback).
+  ROZ_MAX_CONNECTIONS_PER_ADDRESS: "0",
 };
 
 export interface CpuStats {
