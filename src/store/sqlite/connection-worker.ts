@@ -50,6 +50,7 @@ const prepare = (sql: string): StatementSync => {
 };
 
 function run(request: SqliteRequest): unknown {
+  if (request.begin) db.exec("BEGIN IMMEDIATE");
   const params = (request.params ?? []).map(unpackValue) as SQLInputValue[];
   switch (request.op) {
     case "all":

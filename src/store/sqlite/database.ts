@@ -47,6 +47,8 @@ export class SqliteDatabase implements SqlDatabase {
   #nextId = 1;
   #tail: Promise<unknown> = Promise.resolve();
   #closed = false;
+  /** A transaction was asked for and its BEGIN not yet sent (it goes with the next statement). */
+  #beginPending = false;
   /** Why the connection's thread is gone, once it is. */
   #lost: Error | undefined;
   /** Statement runner used inside a transaction, where the queue is already held. */
@@ -105,15 +107,18 @@ export class SqliteDatabase implements SqlDatabase {
 
   transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
     return this.#exclusive(async () => {
-      // IMMEDIATE takes the write lock up front: no lock upgrade, so no deadlock between processes.
-      await this.#call("exec", "BEGIN IMMEDIATE");
+      // BEGIN travels with the transaction's first statement: one round trip to the thread less.
+      this.#beginPending = true;
       try {
         const result = await fn(this.#direct);
+        if (this.#beginPending) return result; // no statement: nothing was begun
         await this.#call("exec", "COMMIT");
         return result;
       } catch (err) {
         await this.#call("rollback", "").catch(() => undefined);
         throw err;
+      } finally {
+        this.#beginPending = false;
       }
     });
   }
@@ -144,6 +149,10 @@ export class SqliteDatabase implements SqlDatabase {
     if (this.#lost !== undefined) return Promise.reject(new RozError("unavailable", `store is unavailable: ${this.#lost.message}`));
     const id = this.#nextId++;
     const request: SqliteRequest = { id, op, sql, params: params.map((v) => packValue(v === undefined ? null : v)) };
+    if (this.#beginPending) {
+      request.begin = true;
+      this.#beginPending = false;
+    }
     return new Promise((resolve, reject) => {
       if (this.#pending.size === 0) this.#worker.ref();
       this.#pending.set(id, { resolve, reject });

@@ -25,6 +25,11 @@ export interface SqliteRequest {
   sql: string;
   /** Values as `packValue` made them. */
   params?: readonly unknown[];
+  /**
+   * Run `BEGIN IMMEDIATE` first (it takes the write lock up front: no lock upgrade, so no
+   * deadlock between processes). A failing BEGIN fails the request.
+   */
+  begin?: boolean;
 }
 
 /** What a thrown SQLite error carries across the thread boundary. */
