@@ -29,15 +29,70 @@ const BINARY_STREAM = /^application\/(grpc(-web)?(\+proto)?|connect\+proto)(;|$)
 /** Whether a request of `contentType` carries enveloped binary messages the screen reads. */
 export const isScreenedContentType = (contentType: string | undefined): boolean => contentType !== undefined && BINARY_STREAM.test(contentType);
 
+/**
+ * A message's bytes as they arrived, in several chunks, read by absolute position without
+ * joining them (joining would copy a large message once more before connect copies it).
+ * Reads go mostly forward: the chunk of the last read is where the next one starts looking.
+ */
+class ChunkedBytes {
+  readonly length: number;
+  readonly #chunks: readonly Uint8Array[];
+  readonly #starts: number[] = [];
+  #index = 0;
+  /** The chunk of the last read, and where it starts and ends. */
+  #chunk: Uint8Array;
+  #chunkStart = 0;
+  #chunkEnd: number;
+
+  constructor(chunks: readonly Uint8Array[]) {
+    this.#chunks = chunks;
+    let start = 0;
+    for (const chunk of chunks) {
+      this.#starts.push(start);
+      start += chunk.byteLength;
+    }
+    this.length = start;
+    this.#chunk = chunks[0] ?? new Uint8Array(0);
+    this.#chunkEnd = this.#chunk.byteLength;
+  }
+
+  at(pos: number): number {
+    if (pos < this.#chunkStart || pos >= this.#chunkEnd) this.#seek(pos);
+    return this.#chunk[pos - this.#chunkStart]!;
+  }
+
+  /** The bytes of `[start, end)` as views of the chunks (no copy). */
+  slice(start: number, end: number): Uint8Array[] {
+    const views: Uint8Array[] = [];
+    for (let pos = start; pos < end; ) {
+      this.#seek(pos);
+      const to = Math.min(end, this.#chunkEnd);
+      views.push(this.#chunk.subarray(pos - this.#chunkStart, to - this.#chunkStart));
+      pos = to;
+    }
+    return views;
+  }
+
+  #seek(pos: number): void {
+    let i = this.#index;
+    while (i > 0 && pos < this.#starts[i]!) i--;
+    while (i < this.#chunks.length - 1 && pos >= this.#starts[i]! + this.#chunks[i]!.byteLength) i++;
+    this.#index = i;
+    this.#chunk = this.#chunks[i]!;
+    this.#chunkStart = this.#starts[i]!;
+    this.#chunkEnd = this.#chunkStart + this.#chunk.byteLength;
+  }
+}
+
 /** Where the last `readVarint` stopped (module state: the scan allocates nothing per field). */
 let cursor = 0;
 
 /** The varint at `pos` (its end in `cursor`); -1 past `end` or beyond 2^53. */
-function readVarint(bytes: Uint8Array, pos: number, end: number): number {
+function readVarint(bytes: ChunkedBytes, pos: number, end: number): number {
   let value = 0;
   let scale = 1;
   for (let i = pos; i < end && i < pos + 8; i++) {
-    const byte = bytes[i]!;
+    const byte = bytes.at(i);
     value += (byte & 0x7f) * scale;
     if (byte < 0x80) {
       cursor = i + 1;
@@ -48,39 +103,69 @@ function readVarint(bytes: Uint8Array, pos: number, end: number): number {
   return -1;
 }
 
+/** Where the field whose key was just read (`key`; its value starts at `cursor`) ends; -1 when it does not parse. */
+function endOfField(bytes: ChunkedBytes, key: number, end: number): number {
+  const wireType = key % 8;
+  const valueStart = cursor;
+  let next: number;
+  if (wireType === WIRE_VARINT) next = readVarint(bytes, valueStart, end) < 0 ? -1 : cursor;
+  else if (wireType === WIRE_I64) next = valueStart + 8;
+  else if (wireType === WIRE_I32) next = valueStart + 4;
+  else if (wireType === WIRE_LEN) {
+    const length = readVarint(bytes, valueStart, end);
+    next = length < 0 ? -1 : cursor + length;
+  } else next = -1; // groups: not in this schema
+  return next > end ? -1 : next;
+}
+
 /**
  * Walks the fields of the message in `bytes[start, end)`, calling `visit` with each one's
  * number, wire type, start (its tag), value start and end; false when it does not parse.
  */
 function walkFields(
-  bytes: Uint8Array,
+  bytes: ChunkedBytes,
   start: number,
   end: number,
-  visit: (number: number, wireType: number, fieldStart: number, valueStart: number, fieldEnd: number) => void,
+  visit: (number: number, wireType: number, fieldStart: number, valueStart: number, end: number) => void,
 ): boolean {
-  let pos = start;
-  while (pos < end) {
+  for (let pos = start; pos < end; ) {
     const key = readVarint(bytes, pos, end);
     if (key < 0) return false;
-    const wireType = key % 8;
-    let valueStart = cursor;
-    let next: number;
-    if (wireType === WIRE_VARINT) {
-      if (readVarint(bytes, valueStart, end) < 0) return false;
-      next = cursor;
-    } else if (wireType === WIRE_I64) next = valueStart + 8;
-    else if (wireType === WIRE_I32) next = valueStart + 4;
-    else if (wireType === WIRE_LEN) {
-      const length = readVarint(bytes, valueStart, end);
-      if (length < 0) return false;
-      valueStart = cursor;
-      next = valueStart + length;
-    } else return false; // groups: not in this schema
-    if (next > end) return false;
-    visit(Math.floor(key / 8), wireType, pos, valueStart, next);
+    const next = endOfField(bytes, key, end);
+    if (next < 0) return false;
+    // A length-delimited value starts after its length, where `cursor` is now.
+    visit(Math.floor(key / 8), key % 8, pos, key % 8 === WIRE_LEN ? cursor : next, next);
     pos = next;
   }
   return true;
+}
+
+/** How many length-delimited `field` entries the message in `bytes[start, end)` has; -1 when it does not parse. */
+function countEntries(bytes: ChunkedBytes, start: number, end: number, field: number): number {
+  const wanted = field * 8 + WIRE_LEN;
+  let count = 0;
+  for (let pos = start; pos < end; ) {
+    const key = readVarint(bytes, pos, end);
+    if (key < 0) return -1;
+    const next = endOfField(bytes, key, end);
+    if (next < 0) return -1;
+    if (key === wanted) count++;
+    pos = next;
+  }
+  return count;
+}
+
+/** The tool-carrying fields of the SessionRequest in `bytes[start, end)` whose lists exceed `maxTools`; undefined when it does not parse. */
+function overCapLists(bytes: ChunkedBytes, start: number, end: number, maxTools: number) {
+  const overCap: { number: number; start: number; valueStart: number; end: number; toolsField: number }[] = [];
+  // A tool takes at least two bytes: no message this short can hold too many.
+  if (end - start < 2 * (maxTools + 1)) return overCap;
+  const parsed = walkFields(bytes, start, end, (number, wireType, fieldStart, valueStart, valueEnd) => {
+    const toolsField = TOOLS_FIELD_OF.get(number);
+    if (toolsField === undefined || wireType !== WIRE_LEN) return;
+    if (countEntries(bytes, valueStart, valueEnd, toolsField) > maxTools) overCap.push({ number, start: fieldStart, valueStart, end: valueEnd, toolsField });
+  });
+  return parsed ? overCap : undefined;
 }
 
 function varint(value: number): number[] {
@@ -93,13 +178,13 @@ function varint(value: number): number[] {
   return out;
 }
 
-/** Byte ranges of `bytes` to copy, adjacent ones merged. */
+/** Byte ranges of `bytes` to keep, adjacent ones merged. */
 class Ranges {
-  readonly #bytes: Uint8Array;
+  readonly #bytes: ChunkedBytes;
   readonly #starts: number[] = [];
   readonly #ends: number[] = [];
 
-  constructor(bytes: Uint8Array) {
+  constructor(bytes: ChunkedBytes) {
     this.#bytes = bytes;
   }
 
@@ -113,12 +198,12 @@ class Ranges {
   }
 
   parts(): Uint8Array[] {
-    return this.#starts.map((start, i) => this.#bytes.subarray(start, this.#ends[i]));
+    return this.#starts.flatMap((start, i) => this.#bytes.slice(start, this.#ends[i]!));
   }
 }
 
 /** The message in `bytes[start, end)` without the `toolsField` entries after the first `keep`. */
-function withToolsCut(bytes: Uint8Array, start: number, end: number, toolsField: number, keep: number): Uint8Array[] {
+function withToolsCut(bytes: ChunkedBytes, start: number, end: number, toolsField: number, keep: number): Uint8Array[] {
   const kept = new Ranges(bytes);
   let tools = 0;
   walkFields(bytes, start, end, (number, wireType, fieldStart, _valueStart, fieldEnd) => {
@@ -129,78 +214,97 @@ function withToolsCut(bytes: Uint8Array, start: number, end: number, toolsField:
 }
 
 /**
+ * The SessionRequest in `bytes[start, end)` with every tools list longer than `maxTools` cut
+ * to `maxTools + 1` entries, as parts (views of `bytes` and new field headers); undefined
+ * when no list is over the cap, or when the message does not parse.
+ */
+function cutParts(bytes: ChunkedBytes, start: number, end: number, maxTools: number): Uint8Array[] | undefined {
+  const overCap = overCapLists(bytes, start, end, maxTools);
+  if (overCap === undefined || overCap.length === 0) return undefined;
+  const parts: Uint8Array[] = [];
+  let keptTo = start;
+  for (const field of overCap) {
+    // Everything before the field is kept; its tag and length are written anew.
+    const inner = withToolsCut(bytes, field.valueStart, field.end, field.toolsField, maxTools + 1);
+    const length = inner.reduce((n, p) => n + p.byteLength, 0);
+    parts.push(...bytes.slice(keptTo, field.start), Uint8Array.from([...varint(field.number * 8 + WIRE_LEN), ...varint(length)]), ...inner);
+    keptTo = field.end;
+  }
+  parts.push(...bytes.slice(keptTo, end));
+  return parts;
+}
+
+/**
  * `request` (a SessionRequest's bytes) with every tools list longer than `maxTools` cut to
  * `maxTools + 1` entries; `request` itself when none is, or when it does not parse.
  */
 export function cutToolLists(request: Uint8Array, maxTools: number): Uint8Array {
-  // A tool takes at least two bytes: no message this short can hold too many.
-  if (request.byteLength < 2 * (maxTools + 1)) return request;
-  const overCap: { number: number; start: number; valueStart: number; end: number; toolsField: number }[] = [];
-  const parsed = walkFields(request, 0, request.byteLength, (number, wireType, start, valueStart, end) => {
-    const toolsField = TOOLS_FIELD_OF.get(number);
-    if (toolsField === undefined || wireType !== WIRE_LEN) return;
-    let tools = 0;
-    const inner = walkFields(request, valueStart, end, (n, w) => {
-      if (n === toolsField && w === WIRE_LEN) tools++;
-    });
-    if (inner && tools > maxTools) overCap.push({ number, start, valueStart, end, toolsField });
-  });
-  if (!parsed || overCap.length === 0) return request;
-  const parts: Uint8Array[] = [];
-  let copiedTo = 0;
-  for (const field of overCap) {
-    // Everything before the field is copied; its tag and length are written anew.
-    const inner = withToolsCut(request, field.valueStart, field.end, field.toolsField, maxTools + 1);
-    const length = inner.reduce((n, p) => n + p.byteLength, 0);
-    parts.push(request.subarray(copiedTo, field.start), Uint8Array.from([...varint(field.number * 8 + WIRE_LEN), ...varint(length)]), ...inner);
-    copiedTo = field.end;
-  }
-  parts.push(request.subarray(copiedTo));
-  return Buffer.concat(parts);
-}
-
-/** One envelope (flags, length, message) with its message screened. */
-function screenEnvelope(envelope: Uint8Array, maxTools: number): Uint8Array {
-  const flags = envelope[0]!;
-  if (flags !== 0) return envelope; // compressed, or an end-of-stream envelope
-  const message = envelope.subarray(ENVELOPE_HEADER_BYTES);
-  const screened = cutToolLists(message, maxTools);
-  if (screened === message) return envelope;
-  const header = Buffer.alloc(ENVELOPE_HEADER_BYTES);
-  header.writeUInt32BE(screened.byteLength, 1);
-  return Buffer.concat([header, screened]);
+  const parts = cutParts(new ChunkedBytes([request]), 0, request.byteLength, maxTools);
+  return parts === undefined ? request : Buffer.concat(parts);
 }
 
 /**
- * The chunks of an enveloped request body, re-cut as one chunk per complete envelope with
- * each message screened; bytes after the last complete envelope are passed on at the end
- * (connect then reports the truncated message).
+ * One envelope (flags, length, message), as the chunks it arrived in: passed on as they are,
+ * unless its message has a tools list over the cap, which is then cut (views of the chunks
+ * and new field headers: nothing of the large message is copied).
+ */
+function* screenEnvelope(chunks: Uint8Array[], maxTools: number): Generator<Uint8Array> {
+  const bytes = new ChunkedBytes(chunks);
+  // Flags 0: neither compressed nor an end-of-stream envelope.
+  const cut = bytes.at(0) === 0 ? cutParts(bytes, ENVELOPE_HEADER_BYTES, bytes.length, maxTools) : undefined;
+  if (cut === undefined) {
+    yield* chunks;
+    return;
+  }
+  const header = Buffer.alloc(ENVELOPE_HEADER_BYTES);
+  header.writeUInt32BE(
+    cut.reduce((n, p) => n + p.byteLength, 0),
+    1,
+  );
+  yield header;
+  yield* cut;
+}
+
+/**
+ * The chunks of an enveloped request body with each envelope's message screened: each
+ * envelope is passed on once it is complete, in the chunks it came in (split at envelope
+ * boundaries); bytes after the last complete envelope are passed on at the end (connect then
+ * reports the truncated message).
  */
 export async function* screenedEnvelopes(body: AsyncIterable<Uint8Array>, maxTools: number): AsyncGenerator<Uint8Array> {
-  let pending: Uint8Array[] = [];
+  const pending: Uint8Array[] = [];
   let size = 0;
-  let need = ENVELOPE_HEADER_BYTES;
-  let haveHeader = false;
+  /** The message length of the envelope being read; -1 until its header is complete. */
+  let length = -1;
   for await (const chunk of body) {
     pending.push(chunk);
     size += chunk.byteLength;
-    while (size >= need) {
-      const all = pending.length === 1 ? pending[0]! : Buffer.concat(pending, size);
-      pending = [all];
-      if (!haveHeader) {
-        haveHeader = true;
-        need = ENVELOPE_HEADER_BYTES + Buffer.from(all.buffer, all.byteOffset, all.byteLength).readUInt32BE(1);
-        continue;
+    for (;;) {
+      if (length < 0) {
+        if (size < ENVELOPE_HEADER_BYTES) break;
+        const header = new ChunkedBytes(pending);
+        length = ((header.at(1) << 24) >>> 0) + (header.at(2) << 16) + (header.at(3) << 8) + header.at(4);
       }
-      yield screenEnvelope(all.subarray(0, need), maxTools);
-      const rest = all.subarray(need);
-      pending = rest.byteLength > 0 ? [rest] : [];
-      size = rest.byteLength;
-      need = ENVELOPE_HEADER_BYTES;
-      haveHeader = false;
+      const total = ENVELOPE_HEADER_BYTES + length;
+      if (size < total) break;
+      const envelope: Uint8Array[] = [];
+      for (let need = total; need > 0; ) {
+        const next = pending.shift()!;
+        if (next.byteLength <= need) {
+          envelope.push(next);
+          need -= next.byteLength;
+        } else {
+          envelope.push(next.subarray(0, need));
+          pending.unshift(next.subarray(need));
+          need = 0;
+        }
+      }
+      size -= total;
+      length = -1;
+      yield* screenEnvelope(envelope, maxTools);
     }
   }
-  if (size > 0) yield pending.length === 1 ? pending[0]! : Buffer.concat(pending, size);
+  yield* pending;
 }
 
 /** Makes the request body that connect reads from `request` the screened one. */
