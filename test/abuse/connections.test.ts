@@ -1,13 +1,17 @@
 // Connections are bounded: silent sockets, half prefaces, a preface without SETTINGS and
 // half-sent HTTP/1.1 headers are closed after their timeouts (they used to be held forever),
 // one address can hold only so many connections, and a connection that opens or resets
-// streams faster than the per-second cap is sent GOAWAY(ENHANCE_YOUR_CALM) and closed.
+// streams faster than the per-second cap is sent GOAWAY(ENHANCE_YOUR_CALM) and closed. New
+// streams are dispatched a few per event-loop turn, one connection at a time.
 import * as http2 from "node:http2";
 import * as net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/server.ts";
 import { STALL_BOUND_MS, startBystander } from "../support/bystander.ts";
 import { openAndCancel } from "../support/attacks.ts";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { SessionRequestSchema } from "../../src/gen/roz/v1/agent_pb.js";
+import { grpcFrame, grpcHeaders } from "../server/raw-h2.ts";
 
 const PREFACE = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
@@ -143,4 +147,45 @@ describe("a flood of streams in one write", () => {
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await routed()).toBeLessThan(before + 300);
   });
+});
+
+describe("new streams are dispatched a few per turn, taken from each connection in turn", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer({ ROZ_MAX_STREAMS_PER_KEY: "0", ROZ_MAX_CONCURRENT_STREAMS: "5000", ROZ_HTTP2_MAX_STREAMS_PER_SECOND: "0", ROZ_START_TIMEOUT_MS: "0" });
+  });
+  afterAll(() => server?.close());
+
+  it("a stream of another connection is served long before a 2,000-stream burst of one connection is", async () => {
+    const ping = grpcFrame(Buffer.from(toBinary(SessionRequestSchema, create(SessionRequestSchema, { request: { case: "ping", value: {} } }))));
+    const connect = async () => {
+      const session = http2.connect(server.url);
+      session.on("error", () => {});
+      await new Promise((resolve) => session.once("connect", resolve));
+      return session;
+    };
+    const open = (session: http2.ClientHttp2Session, answered: () => void) => {
+      const stream = session.request(grpcHeaders("/roz.v1.AgentService/StreamSession"));
+      stream.on("error", () => {});
+      stream.once("data", answered);
+      stream.write(ping);
+      return stream;
+    };
+    const [flooding, other] = await Promise.all([connect(), connect()]);
+    let floodAnswered = 0;
+    let floodAnsweredBeforeOther = -1;
+    const flood = Array.from({ length: 2000 }, () => open(flooding, () => floodAnswered++));
+    await new Promise<void>((resolve) =>
+      open(other, () => {
+        floodAnsweredBeforeOther = floodAnswered;
+        resolve();
+      }),
+    );
+    // A queue in arrival order would have served the whole burst first.
+    expect(floodAnsweredBeforeOther).toBeLessThan(1000);
+    await expect.poll(() => floodAnswered, { timeout: 30_000 }).toBe(2000);
+    for (const stream of flood) stream.close(http2.constants.NGHTTP2_CANCEL);
+    flooding.destroy();
+    other.destroy();
+  }, 60_000);
 });
