@@ -152,7 +152,12 @@ describe("a flood of streams in one write", () => {
 describe("new streams are dispatched a few per turn, taken from each connection in turn", () => {
   let server: TestServer;
   beforeAll(async () => {
-    server = await startServer({ ROZ_MAX_STREAMS_PER_KEY: "0", ROZ_MAX_CONCURRENT_STREAMS: "5000", ROZ_HTTP2_MAX_STREAMS_PER_SECOND: "0", ROZ_START_TIMEOUT_MS: "0" });
+    server = await startServer({
+      ROZ_MAX_STREAMS_PER_KEY: "0",
+      ROZ_MAX_CONCURRENT_STREAMS: "5000",
+      ROZ_HTTP2_MAX_STREAMS_PER_SECOND: "0",
+      ROZ_START_TIMEOUT_MS: "0",
+    });
   });
   afterAll(() => server?.close());
 
