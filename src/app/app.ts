@@ -164,7 +164,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     }
     // Over-cap tool lists are cut before connect decodes them (decoding is what costs).
     if (request.method === "POST" && request.url === STREAM_SESSION_PATH && isScreenedContentType(contentType)) {
-      screenToolLists(request.raw, config.maxToolsPerRequest);
+      screenToolLists(request.raw, config.maxToolsPerRequest, config.maxMessageBytes);
     }
   });
 

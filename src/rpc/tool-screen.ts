@@ -14,6 +14,8 @@ const ENVELOPE_HEADER_BYTES = 5;
 const WIRE_VARINT = 0;
 const WIRE_I64 = 1;
 const WIRE_LEN = 2;
+const WIRE_START_GROUP = 3;
+const WIRE_END_GROUP = 4;
 const WIRE_I32 = 5;
 
 /** SessionRequest fields whose message carries tools → the `tools` field number in it. */
@@ -87,11 +89,14 @@ class ChunkedBytes {
 /** Where the last `readVarint` stopped (module state: the scan allocates nothing per field). */
 let cursor = 0;
 
-/** The varint at `pos` (its end in `cursor`); -1 past `end` or beyond 2^53. */
+/**
+ * The varint at `pos` (its end in `cursor`); -1 past `end` or longer than 10 bytes. Values
+ * beyond 2^53 come out inexact: only keys and lengths are used, and those never are that large.
+ */
 function readVarint(bytes: ChunkedBytes, pos: number, end: number): number {
   let value = 0;
   let scale = 1;
-  for (let i = pos; i < end && i < pos + 8; i++) {
+  for (let i = pos; i < end && i < pos + 10; i++) {
     const byte = bytes.at(i);
     value += (byte & 0x7f) * scale;
     if (byte < 0x80) {
@@ -103,8 +108,15 @@ function readVarint(bytes: ChunkedBytes, pos: number, end: number): number {
   return -1;
 }
 
-/** Where the field whose key was just read (`key`; its value starts at `cursor`) ends; -1 when it does not parse. */
-function endOfField(bytes: ChunkedBytes, key: number, end: number): number {
+/** Groups nested deeper than this make a message unparsable here (the decoder has its own limit). */
+const MAX_GROUP_DEPTH = 64;
+
+/**
+ * Where the field whose key was just read (`key`; its value starts at `cursor`) ends; -1
+ * when it does not parse. Groups (none in this schema, but allowed as unknown fields) end at
+ * their matching end-group key.
+ */
+function endOfField(bytes: ChunkedBytes, key: number, end: number, depth = 0): number {
   const wireType = key % 8;
   const valueStart = cursor;
   let next: number;
@@ -114,7 +126,19 @@ function endOfField(bytes: ChunkedBytes, key: number, end: number): number {
   else if (wireType === WIRE_LEN) {
     const length = readVarint(bytes, valueStart, end);
     next = length < 0 ? -1 : cursor + length;
-  } else next = -1; // groups: not in this schema
+  } else if (wireType === WIRE_START_GROUP && depth < MAX_GROUP_DEPTH) {
+    next = -1;
+    for (let pos = valueStart; pos < end; ) {
+      const inner = readVarint(bytes, pos, end);
+      if (inner < 0) break;
+      if (inner % 8 === WIRE_END_GROUP) {
+        if (Math.floor(inner / 8) === Math.floor(key / 8)) next = cursor;
+        break;
+      }
+      pos = endOfField(bytes, inner, end, depth + 1);
+      if (pos < 0) break;
+    }
+  } else next = -1;
   return next > end ? -1 : next;
 }
 
@@ -155,17 +179,35 @@ function countEntries(bytes: ChunkedBytes, start: number, end: number, field: nu
   return count;
 }
 
-/** The tool-carrying fields of the SessionRequest in `bytes[start, end)` whose lists exceed `maxTools`; undefined when it does not parse. */
-function overCapLists(bytes: ChunkedBytes, start: number, end: number, maxTools: number) {
-  const overCap: { number: number; start: number; valueStart: number; end: number; toolsField: number }[] = [];
+interface ToolsCarrier {
+  number: number;
+  start: number;
+  valueStart: number;
+  end: number;
+  toolsField: number;
+}
+
+/**
+ * The occurrences of the tool-carrying fields of the SessionRequest in `bytes[start, end)`
+ * whose field number holds more than `maxTools` tools in all (a decoder merges the
+ * occurrences of one field, lists included); undefined when it does not parse.
+ */
+function overCapLists(bytes: ChunkedBytes, start: number, end: number, maxTools: number): ToolsCarrier[] | undefined {
   // A tool takes at least two bytes: no message this short can hold too many.
-  if (end - start < 2 * (maxTools + 1)) return overCap;
+  if (end - start < 2 * (maxTools + 1)) return [];
+  const carriers: ToolsCarrier[] = [];
+  const toolsOf = new Map<number, number>();
+  let inner = true;
   const parsed = walkFields(bytes, start, end, (number, wireType, fieldStart, valueStart, valueEnd) => {
     const toolsField = TOOLS_FIELD_OF.get(number);
     if (toolsField === undefined || wireType !== WIRE_LEN) return;
-    if (countEntries(bytes, valueStart, valueEnd, toolsField) > maxTools) overCap.push({ number, start: fieldStart, valueStart, end: valueEnd, toolsField });
+    const tools = countEntries(bytes, valueStart, valueEnd, toolsField);
+    if (tools < 0) inner = false;
+    carriers.push({ number, start: fieldStart, valueStart, end: valueEnd, toolsField });
+    toolsOf.set(number, (toolsOf.get(number) ?? 0) + tools);
   });
-  return parsed ? overCap : undefined;
+  if (!parsed || !inner) return undefined;
+  return carriers.filter((c) => toolsOf.get(c.number)! > maxTools);
 }
 
 function varint(value: number): number[] {
@@ -202,15 +244,15 @@ class Ranges {
   }
 }
 
-/** The message in `bytes[start, end)` without the `toolsField` entries after the first `keep`. */
-function withToolsCut(bytes: ChunkedBytes, start: number, end: number, toolsField: number, keep: number): Uint8Array[] {
-  const kept = new Ranges(bytes);
+/** The message in `bytes[start, end)` without the `toolsField` entries after the first `keep`, and how many it kept. */
+function withToolsCut(bytes: ChunkedBytes, start: number, end: number, toolsField: number, keep: number): { parts: Uint8Array[]; kept: number } {
+  const ranges = new Ranges(bytes);
   let tools = 0;
   walkFields(bytes, start, end, (number, wireType, fieldStart, _valueStart, fieldEnd) => {
     if (number === toolsField && wireType === WIRE_LEN && tools++ >= keep) return;
-    kept.add(fieldStart, fieldEnd);
+    ranges.add(fieldStart, fieldEnd);
   });
-  return kept.parts();
+  return { parts: ranges.parts(), kept: Math.min(tools, keep) };
 }
 
 /**
@@ -223,11 +265,14 @@ function cutParts(bytes: ChunkedBytes, start: number, end: number, maxTools: num
   if (overCap === undefined || overCap.length === 0) return undefined;
   const parts: Uint8Array[] = [];
   let keptTo = start;
+  /** Per field number, how many more tools its occurrences keep (they merge into one list). */
+  const left = new Map<number, number>();
   for (const field of overCap) {
     // Everything before the field is kept; its tag and length are written anew.
-    const inner = withToolsCut(bytes, field.valueStart, field.end, field.toolsField, maxTools + 1);
-    const length = inner.reduce((n, p) => n + p.byteLength, 0);
-    parts.push(...bytes.slice(keptTo, field.start), Uint8Array.from([...varint(field.number * 8 + WIRE_LEN), ...varint(length)]), ...inner);
+    const cut = withToolsCut(bytes, field.valueStart, field.end, field.toolsField, left.get(field.number) ?? maxTools + 1);
+    left.set(field.number, (left.get(field.number) ?? maxTools + 1) - cut.kept);
+    const length = cut.parts.reduce((n, p) => n + p.byteLength, 0);
+    parts.push(...bytes.slice(keptTo, field.start), Uint8Array.from([...varint(field.number * 8 + WIRE_LEN), ...varint(length)]), ...cut.parts);
     keptTo = field.end;
   }
   parts.push(...bytes.slice(keptTo, end));
@@ -269,14 +314,20 @@ function* screenEnvelope(chunks: Uint8Array[], maxTools: number): Generator<Uint
  * The chunks of an enveloped request body with each envelope's message screened: each
  * envelope is passed on once it is complete, in the chunks it came in (split at envelope
  * boundaries); bytes after the last complete envelope are passed on at the end (connect then
- * reports the truncated message).
+ * reports the truncated message). From an envelope declaring more than `maxMessageBytes` on,
+ * everything passes on at once: connect refuses it from its header, as it would unscreened.
  */
-export async function* screenedEnvelopes(body: AsyncIterable<Uint8Array>, maxTools: number): AsyncGenerator<Uint8Array> {
+export async function* screenedEnvelopes(body: AsyncIterable<Uint8Array>, maxTools: number, maxMessageBytes: number): AsyncGenerator<Uint8Array> {
   const pending: Uint8Array[] = [];
   let size = 0;
   /** The message length of the envelope being read; -1 until its header is complete. */
   let length = -1;
+  let passThrough = false;
   for await (const chunk of body) {
+    if (passThrough) {
+      yield chunk;
+      continue;
+    }
     pending.push(chunk);
     size += chunk.byteLength;
     for (;;) {
@@ -284,6 +335,11 @@ export async function* screenedEnvelopes(body: AsyncIterable<Uint8Array>, maxToo
         if (size < ENVELOPE_HEADER_BYTES) break;
         const header = new ChunkedBytes(pending);
         length = ((header.at(1) << 24) >>> 0) + (header.at(2) << 16) + (header.at(3) << 8) + header.at(4);
+        if (length > maxMessageBytes) {
+          passThrough = true;
+          yield* pending.splice(0);
+          break;
+        }
       }
       const total = ENVELOPE_HEADER_BYTES + length;
       if (size < total) break;
@@ -308,10 +364,10 @@ export async function* screenedEnvelopes(body: AsyncIterable<Uint8Array>, maxToo
 }
 
 /** Makes the request body that connect reads from `request` the screened one. */
-export function screenToolLists(request: AsyncIterable<Uint8Array>, maxTools: number): void {
+export function screenToolLists(request: AsyncIterable<Uint8Array>, maxTools: number, maxMessageBytes: number): void {
   const body = request[Symbol.asyncIterator].bind(request);
   Object.defineProperty(request, Symbol.asyncIterator, {
     configurable: true,
-    value: () => screenedEnvelopes({ [Symbol.asyncIterator]: body }, maxTools)[Symbol.asyncIterator](),
+    value: () => screenedEnvelopes({ [Symbol.asyncIterator]: body }, maxTools, maxMessageBytes)[Symbol.asyncIterator](),
   });
 }

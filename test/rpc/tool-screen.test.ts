@@ -19,7 +19,7 @@ async function collect(chunks: Uint8Array[], maxTools: number): Promise<Buffer> 
     yield* chunks;
   }
   const out: Uint8Array[] = [];
-  for await (const chunk of screenedEnvelopes(source(), maxTools)) out.push(chunk);
+  for await (const chunk of screenedEnvelopes(source(), maxTools, 4 * 1024 * 1024)) out.push(chunk);
   return Buffer.concat(out);
 }
 
@@ -42,6 +42,23 @@ describe("cutToolLists", () => {
     expect((cut.request.value as { tools: unknown[] }).tools).toHaveLength(11);
   });
 
+  it("cuts a list spread over repeated occurrences of its field (a decoder merges them)", () => {
+    const occurrence = Buffer.from(bytesOf(rq.register(tools(10))));
+    const repeated = Buffer.concat(Array.from({ length: 60 }, () => occurrence));
+    expect((decode(repeated).request.value as { tools: unknown[] }).tools).toHaveLength(600);
+    expect((decode(cutToolLists(repeated, 10)).request.value as { tools: unknown[] }).tools).toHaveLength(11);
+  });
+
+  it("reads ten-byte varints and unknown groups (they once made a message unparsable, so passed uncut)", () => {
+    const negative = Buffer.from([0xa8, 0x1f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]); // field 501, varint -1
+    const group = Buffer.from([0xab, 0x1f, 0x08, 0x01, 0xac, 0x1f]); // field 501 start group { field 1: 1 } end group
+    for (const extra of [negative, group]) {
+      const request = Buffer.concat([Buffer.from(bytesOf(rq.register(tools(40)))), extra]);
+      expect((decode(request).request.value as { tools: unknown[] }).tools).toHaveLength(40);
+      expect((decode(cutToolLists(request, 10)).request.value as { tools: unknown[] }).tools).toHaveLength(11);
+    }
+  });
+
   it("leaves lists within the cap, other requests and bytes that do not parse as they are", () => {
     for (const bytes of [bytesOf(rq.register(tools(10))), bytesOf(rq.user("x".repeat(100))), Uint8Array.from([0x4a, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff])]) {
       expect(cutToolLists(bytes, 10)).toBe(bytes);
@@ -62,6 +79,23 @@ describe("screenedEnvelopes", () => {
       for (let i = 0; i < stream.byteLength; i += size) chunks.push(stream.subarray(i, i + size));
       expect((await collect(chunks, 512)).equals(expected), `chunks of ${size}`).toBe(true);
     }
+  });
+
+  it("passes on at once everything from an envelope declaring more than the message limit", async () => {
+    const header = Buffer.from([0, 0x80, 0, 0, 1]); // 2 GiB declared
+    let release: () => void = () => {};
+    async function* source() {
+      yield header;
+      yield Buffer.alloc(1000, 7);
+      await new Promise<void>((resolve) => (release = resolve)); // the rest never comes
+    }
+    const out = screenedEnvelopes(source(), 512, 4 * 1024 * 1024);
+    expect((await out.next()).value).toEqual(header);
+    expect((await out.next()).value).toEqual(Buffer.alloc(1000, 7));
+    const last = out.next();
+    await new Promise((resolve) => setImmediate(resolve));
+    release();
+    expect((await last).done).toBe(true);
   });
 
   it("passes compressed messages and a truncated tail on unchanged", async () => {
