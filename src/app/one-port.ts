@@ -284,12 +284,12 @@ function guardStreams(handler: Handler): (req: http2.Http2ServerRequest, res: ht
     nextTurnScheduled = false;
     dispatchedThisTurn = 0;
     while (waiting.size > 0 && dispatchedThisTurn < STREAMS_PER_TURN) {
-      for (const [session, queue] of waiting) {
-        const exchange = queue.shift();
-        if (queue.length === 0) waiting.delete(session);
-        if (exchange !== undefined && live(exchange[0])) dispatch(exchange);
-        if (dispatchedThisTurn >= STREAMS_PER_TURN) break;
-      }
+      // The connection longest without a turn gives one stream and goes to the back.
+      const [session, queue] = waiting.entries().next().value as [http2.Http2Session, Exchange[]];
+      const exchange = queue.shift();
+      waiting.delete(session);
+      if (queue.length > 0) waiting.set(session, queue);
+      if (exchange !== undefined && live(exchange[0])) dispatch(exchange);
     }
     if (waiting.size > 0) scheduleNextTurn();
   };
