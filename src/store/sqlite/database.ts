@@ -115,7 +115,8 @@ export class SqliteDatabase implements SqlDatabase {
         await this.#call("exec", "COMMIT");
         return result;
       } catch (err) {
-        await this.#call("rollback", "").catch(() => undefined);
+        // With BEGIN still pending no statement was sent: there is nothing to roll back.
+        if (!this.#beginPending) await this.#call("rollback", "").catch(() => undefined);
         throw err;
       } finally {
         this.#beginPending = false;
@@ -156,7 +157,13 @@ export class SqliteDatabase implements SqlDatabase {
     return new Promise((resolve, reject) => {
       if (this.#pending.size === 0) this.#worker.ref();
       this.#pending.set(id, { resolve, reject });
-      this.#worker.postMessage(request);
+      try {
+        this.#worker.postMessage(request);
+      } catch (err) {
+        this.#pending.delete(id);
+        if (this.#pending.size === 0) this.#worker.unref();
+        reject(err);
+      }
     });
   }
 }
