@@ -10,13 +10,9 @@
  * them as before, within the message size limit.
  */
 
+import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
+
 const ENVELOPE_HEADER_BYTES = 5;
-const WIRE_VARINT = 0;
-const WIRE_I64 = 1;
-const WIRE_LEN = 2;
-const WIRE_START_GROUP = 3;
-const WIRE_END_GROUP = 4;
-const WIRE_I32 = 5;
 
 /** SessionRequest fields whose message carries tools → the `tools` field number in it. */
 const TOOLS_FIELD_OF = new Map([
@@ -120,18 +116,18 @@ function endOfField(bytes: ChunkedBytes, key: number, end: number, depth = 0): n
   const wireType = key % 8;
   const valueStart = cursor;
   let next: number;
-  if (wireType === WIRE_VARINT) next = readVarint(bytes, valueStart, end) < 0 ? -1 : cursor;
-  else if (wireType === WIRE_I64) next = valueStart + 8;
-  else if (wireType === WIRE_I32) next = valueStart + 4;
-  else if (wireType === WIRE_LEN) {
+  if (wireType === WireType.Varint) next = readVarint(bytes, valueStart, end) < 0 ? -1 : cursor;
+  else if (wireType === WireType.Bit64) next = valueStart + 8;
+  else if (wireType === WireType.Bit32) next = valueStart + 4;
+  else if (wireType === WireType.LengthDelimited) {
     const length = readVarint(bytes, valueStart, end);
     next = length < 0 ? -1 : cursor + length;
-  } else if (wireType === WIRE_START_GROUP && depth < MAX_GROUP_DEPTH) {
+  } else if (wireType === WireType.StartGroup && depth < MAX_GROUP_DEPTH) {
     next = -1;
     for (let pos = valueStart; pos < end; ) {
       const inner = readVarint(bytes, pos, end);
       if (inner < 0) break;
-      if (inner % 8 === WIRE_END_GROUP) {
+      if (inner % 8 === WireType.EndGroup) {
         if (Math.floor(inner / 8) === Math.floor(key / 8)) next = cursor;
         break;
       }
@@ -158,7 +154,7 @@ function walkFields(
     const next = endOfField(bytes, key, end);
     if (next < 0) return false;
     // A length-delimited value starts after its length, where `cursor` is now.
-    visit(Math.floor(key / 8), key % 8, pos, key % 8 === WIRE_LEN ? cursor : next, next);
+    visit(Math.floor(key / 8), key % 8, pos, key % 8 === WireType.LengthDelimited ? cursor : next, next);
     pos = next;
   }
   return true;
@@ -166,17 +162,11 @@ function walkFields(
 
 /** How many length-delimited `field` entries the message in `bytes[start, end)` has; -1 when it does not parse. */
 function countEntries(bytes: ChunkedBytes, start: number, end: number, field: number): number {
-  const wanted = field * 8 + WIRE_LEN;
   let count = 0;
-  for (let pos = start; pos < end; ) {
-    const key = readVarint(bytes, pos, end);
-    if (key < 0) return -1;
-    const next = endOfField(bytes, key, end);
-    if (next < 0) return -1;
-    if (key === wanted) count++;
-    pos = next;
-  }
-  return count;
+  const parsed = walkFields(bytes, start, end, (number, wireType) => {
+    if (number === field && wireType === WireType.LengthDelimited) count++;
+  });
+  return parsed ? count : -1;
 }
 
 interface ToolsCarrier {
@@ -200,7 +190,7 @@ function overCapLists(bytes: ChunkedBytes, start: number, end: number, maxTools:
   let inner = true;
   const parsed = walkFields(bytes, start, end, (number, wireType, fieldStart, valueStart, valueEnd) => {
     const toolsField = TOOLS_FIELD_OF.get(number);
-    if (toolsField === undefined || wireType !== WIRE_LEN) return;
+    if (toolsField === undefined || wireType !== WireType.LengthDelimited) return;
     const tools = countEntries(bytes, valueStart, valueEnd, toolsField);
     if (tools < 0) inner = false;
     carriers.push({ number, start: fieldStart, valueStart, end: valueEnd, toolsField });
@@ -208,16 +198,6 @@ function overCapLists(bytes: ChunkedBytes, start: number, end: number, maxTools:
   });
   if (!parsed || !inner) return undefined;
   return carriers.filter((c) => toolsOf.get(c.number)! > maxTools);
-}
-
-function varint(value: number): number[] {
-  const out: number[] = [];
-  while (value >= 0x80) {
-    out.push((value % 128) | 0x80);
-    value = Math.floor(value / 128);
-  }
-  out.push(value);
-  return out;
 }
 
 /** Byte ranges of `bytes` to keep, adjacent ones merged. */
@@ -249,7 +229,7 @@ function withToolsCut(bytes: ChunkedBytes, start: number, end: number, toolsFiel
   const ranges = new Ranges(bytes);
   let tools = 0;
   walkFields(bytes, start, end, (number, wireType, fieldStart, _valueStart, fieldEnd) => {
-    if (number === toolsField && wireType === WIRE_LEN && tools++ >= keep) return;
+    if (number === toolsField && wireType === WireType.LengthDelimited && tools++ >= keep) return;
     ranges.add(fieldStart, fieldEnd);
   });
   return { parts: ranges.parts(), kept: Math.min(tools, keep) };
@@ -272,7 +252,7 @@ function cutParts(bytes: ChunkedBytes, start: number, end: number, maxTools: num
     const cut = withToolsCut(bytes, field.valueStart, field.end, field.toolsField, left.get(field.number) ?? maxTools + 1);
     left.set(field.number, (left.get(field.number) ?? maxTools + 1) - cut.kept);
     const length = cut.parts.reduce((n, p) => n + p.byteLength, 0);
-    parts.push(...bytes.slice(keptTo, field.start), Uint8Array.from([...varint(field.number * 8 + WIRE_LEN), ...varint(length)]), ...cut.parts);
+    parts.push(...bytes.slice(keptTo, field.start), new BinaryWriter().tag(field.number, WireType.LengthDelimited).uint32(length).finish(), ...cut.parts);
     keptTo = field.end;
   }
   parts.push(...bytes.slice(keptTo, end));
