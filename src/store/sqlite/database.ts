@@ -74,7 +74,9 @@ export class SqliteDatabase implements SqlDatabase {
   readonly #opened: Promise<unknown>;
 
   private constructor(path: string, options: SqliteOptions) {
-    this.#worker = new Worker(workerUrl, { workerData: { path, options } satisfies SqliteWorkerData });
+    // Only what the thread needs: the options of a store also hold functions, which cannot be posted.
+    const { synchronous, busyTimeoutMs } = options;
+    this.#worker = new Worker(workerUrl, { workerData: { path, options: { synchronous, busyTimeoutMs } } satisfies SqliteWorkerData });
     this.#opened = new Promise((resolve, reject) => this.#pending.set(0, { resolve, reject }));
     this.#worker.on("message", (reply: SqliteReply) => {
       const waiter = this.#pending.get(reply.id);
@@ -86,7 +88,7 @@ export class SqliteDatabase implements SqlDatabase {
     });
     const lost = (err: Error): void => {
       this.#lost ??= err;
-      for (const waiter of this.#pending.values()) waiter.reject(new RozError("unavailable", `store is unavailable: ${this.#lost.message}`));
+      for (const waiter of this.#pending.values()) waiter.reject(this.#unavailable());
       this.#pending.clear();
     };
     this.#worker.on("error", lost);
@@ -145,9 +147,14 @@ export class SqliteDatabase implements SqlDatabase {
     return run;
   }
 
+  /** The error of every call once the connection's thread is gone. */
+  #unavailable(): RozError {
+    return new RozError("unavailable", `store is unavailable: ${this.#lost?.message ?? "the database thread is gone"}`);
+  }
+
   /** One request to the connection's thread; the thread keeps the process alive only while one is pending. */
   #call(op: SqliteOp, sql: string, params: readonly SqlValue[] = []): Promise<unknown> {
-    if (this.#lost !== undefined) return Promise.reject(new RozError("unavailable", `store is unavailable: ${this.#lost.message}`));
+    if (this.#lost !== undefined) return Promise.reject(this.#unavailable());
     const id = this.#nextId++;
     const request: SqliteRequest = { id, op, sql, params: params.map((v) => packValue(v === undefined ? null : v)) };
     if (this.#beginPending) {

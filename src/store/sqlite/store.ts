@@ -12,7 +12,5 @@ export type OpenSqliteOptions = SqliteOptions & MigratingStoreOptions;
  */
 export async function openSqliteStore(path: string, options: OpenSqliteOptions = {}): Promise<Store> {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
-  const { synchronous, busyTimeoutMs } = options;
-  const db = await SqliteDatabase.open(path, { ...(synchronous ? { synchronous } : {}), ...(busyTimeoutMs !== undefined ? { busyTimeoutMs } : {}) });
-  return openSqlStore(db, options);
+  return openSqlStore(await SqliteDatabase.open(path, options), options);
 }
