@@ -9,9 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/server.ts";
 import { STALL_BOUND_MS, startBystander } from "../support/bystander.ts";
 import { openAndCancel } from "../support/attacks.ts";
-import { create, toBinary } from "@bufbuild/protobuf";
-import { SessionRequestSchema } from "../../src/gen/roz/v1/agent_pb.js";
 import { grpcFrame, grpcHeaders } from "../server/raw-h2.ts";
+import { sessionRequestBytes } from "../support/session-client.ts";
+import { rq } from "../support/session-protocol.ts";
 
 const PREFACE = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
@@ -162,7 +162,7 @@ describe("new streams are dispatched a few per turn, taken from each connection 
   afterAll(() => server?.close());
 
   it("a stream of another connection is served long before a 2,000-stream burst of one connection is", async () => {
-    const ping = grpcFrame(Buffer.from(toBinary(SessionRequestSchema, create(SessionRequestSchema, { request: { case: "ping", value: {} } }))));
+    const ping = grpcFrame(sessionRequestBytes(rq.ping()));
     const connect = async () => {
       const session = http2.connect(server.url);
       session.on("error", () => {});

@@ -5,13 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClientTool } from "../../src/agent/index.ts";
 import { mergeByName } from "../../src/agent/tool-registry.ts";
 import { startServer, type TestServer } from "../support/server.ts";
-import { sessionClientFactory, type SessionClientFactory } from "../support/session-client.ts";
+import { type SessionClientFactory, type SessionRequestInit, sessionClientFactory, sessionRequestBytes } from "../support/session-client.ts";
 import { barrier, nextOf, readTurn, rq, startSession, tool, valuesOf } from "../support/session-protocol.ts";
 import { STALL_BOUND_MS, startBystander } from "../support/bystander.ts";
-import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { SessionRequestSchema, SessionResponseSchema } from "../../src/gen/roz/v1/agent_pb.js";
+import { fromBinary } from "@bufbuild/protobuf";
+import { SessionResponseSchema } from "../../src/gen/roz/v1/agent_pb.js";
 import { grpcFrame, grpcHeaders, h2Request } from "../server/raw-h2.ts";
-import type { SessionRequestInit } from "../support/session-client.ts";
 
 const tools = (n: number, prefix = "t") => Array.from({ length: n }, (_, i) => tool(`${prefix}${i}`));
 const INVALID_ARGUMENT = 3;
@@ -85,7 +84,7 @@ describe("tool caps on a server", () => {
   // 0.2-0.9 s of the event loop before the lists were cut ahead of decoding.
   for (const contentType of ["application/grpc", "application/connect+proto"]) {
     it(`a 4 MiB register_tools of minimal tools is cut before decoding and refused in-band (${contentType})`, async () => {
-      const frame = (request: SessionRequestInit) => grpcFrame(Buffer.from(toBinary(SessionRequestSchema, create(SessionRequestSchema, request))));
+      const frame = (request: SessionRequestInit) => grpcFrame(sessionRequestBytes(request));
       const flood = rq.register(Array.from({ length: 350_000 }, (_, i) => ({ name: `t${i}` })));
       const body = Buffer.concat([frame(rq.start()), frame(flood), frame(rq.ping())]);
       expect(body.byteLength).toBeGreaterThan(3_500_000);

@@ -1,19 +1,14 @@
-import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { fromBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { SessionRequestSchema } from "../../src/gen/roz/v1/agent_pb.js";
 import { cutToolLists, isScreenedContentType, screenedEnvelopes } from "../../src/rpc/tool-screen.ts";
-import type { SessionRequestInit } from "../support/session-client.ts";
+import { grpcFrame } from "../server/raw-h2.ts";
+import { type SessionRequestInit, sessionRequestBytes as bytesOf } from "../support/session-client.ts";
 import { rq, tool } from "../support/session-protocol.ts";
 
 const tools = (n: number) => Array.from({ length: n }, (_, i) => tool(`t${i}`));
-const bytesOf = (request: SessionRequestInit) => toBinary(SessionRequestSchema, create(SessionRequestSchema, request));
 const decode = (bytes: Uint8Array) => fromBinary(SessionRequestSchema, bytes);
-const envelope = (message: Uint8Array, flags = 0) => {
-  const header = Buffer.alloc(5);
-  header[0] = flags;
-  header.writeUInt32BE(message.byteLength, 1);
-  return Buffer.concat([header, message]);
-};
+const envelope = (message: Uint8Array, compressed = false) => grpcFrame(Buffer.from(message), { compressed });
 async function collect(chunks: Uint8Array[], maxTools: number): Promise<Buffer> {
   async function* source() {
     yield* chunks;
@@ -99,7 +94,7 @@ describe("screenedEnvelopes", () => {
   });
 
   it("passes compressed messages and a truncated tail on unchanged", async () => {
-    const compressed = envelope(big, 1);
+    const compressed = envelope(big, true);
     expect((await collect([compressed], 512)).equals(compressed)).toBe(true);
     const truncated = stream.subarray(0, stream.byteLength - 3);
     const tail = envelope(small).subarray(0, -3);

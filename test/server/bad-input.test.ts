@@ -3,12 +3,13 @@
 import { randomBytes } from "node:crypto";
 import * as http2 from "node:http2";
 import { setTimeout as delay } from "node:timers/promises";
-import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { fromBinary } from "@bufbuild/protobuf";
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SessionRequestSchema, SessionResponseSchema } from "../../src/gen/roz/v1/agent_pb.js";
 import { createGrpcJsClient, req, type RozGrpcJsClient, type SessionCall, type WireResponse } from "../support/grpc-js-client.ts";
 import { liveSession, startServer, type TestServer } from "../support/server.ts";
+import { sessionRequestBytes } from "../support/session-client.ts";
 import { curl } from "./curl.ts";
 import { grpcFrame, grpcHeaders, grpcStatusOf, h2Request, parseGrpcFrames } from "./raw-h2.ts";
 
@@ -26,9 +27,7 @@ afterAll(async () => {
   await server?.close();
 });
 
-const encode = (init: Parameters<typeof create<typeof SessionRequestSchema>>[1]): Buffer =>
-  Buffer.from(toBinary(SessionRequestSchema, create(SessionRequestSchema, init)));
-const startBytes = () => encode({ request: { case: "start", value: {} } });
+const startBytes = () => sessionRequestBytes({ request: { case: "start", value: {} } });
 
 /** Bytes that are certainly not a SessionRequest (checked with the real decoder). */
 function garbage(): Buffer {

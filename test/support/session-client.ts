@@ -15,6 +15,9 @@ import { MessageQueue, StreamEndedError } from "./grpc-js-client.ts";
 
 export type SessionRequestInit = MessageInitShape<typeof SessionRequestSchema>;
 
+/** A SessionRequest in the protobuf binary format (what a binary client puts in an envelope). */
+export const sessionRequestBytes = (request: SessionRequestInit): Buffer => Buffer.from(toBinary(SessionRequestSchema, create(SessionRequestSchema, request)));
+
 /** Which client library carries the call: `grpc-js` (gRPC) or `connect` (connect-node, Connect protocol). */
 export type ClientKind = "grpc-js" | "connect";
 
@@ -60,7 +63,7 @@ function grpcJsFactory(baseUrl: string): SessionClientFactory {
   // Its own connection, like the connect factory's: grpc-js would otherwise share one
   // subchannel (one HTTP/2 connection) among every client of the same target.
   const client = new grpc.Client(new URL(baseUrl).host, grpc.credentials.createInsecure(), { "grpc.use_local_subchannel_pool": 1 });
-  const serialize = (request: SessionRequestInit): Buffer => Buffer.from(toBinary(SessionRequestSchema, create(SessionRequestSchema, request)));
+  const serialize = sessionRequestBytes;
   const deserialize = (bytes: Buffer): SessionResponse => fromBinary(SessionResponseSchema, bytes);
   return {
     kind: "grpc-js",
