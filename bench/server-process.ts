@@ -63,7 +63,11 @@ export async function startServerProcess(spec: ChildSpec, options: { profile?: b
   const profileDir = options.profile ? await tempDir("roz-bench-prof-") : undefined;
   const full: ChildSpec = { ...spec, env: { ...benchServerDefaults, ROZ_DATA_DIR: data.path, ...spec.env } };
   const child: ChildProcess = fork(childPath, [], {
-    execArgv: ["--expose-gc", ...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir.path}`] : [])],
+    execArgv: [
+      "--expose-gc",
+      ...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir.path}`] : []),
+      ...(process.env.ROZ_BENCH_SERVER_FLAGS?.split(/\s+/).filter(Boolean) ?? []),
+    ],
     env: { PATH: process.env.PATH ?? "", ROZ_BENCH_SPEC: JSON.stringify(full) },
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });

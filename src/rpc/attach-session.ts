@@ -80,7 +80,7 @@ function recheckWhileOpen(deps: StreamSessionDeps, authorization: string | null,
     () => {
       if (checking) return;
       checking = true;
-      void stillAuthorized()
+      void Promise.resolve(stillAuthorized())
         .then((revoked) => (revoked ? fail(revoked) : undefined))
         .catch((err: unknown) => deps.session.log.warn({ err }, "could not re-check an attached stream's key"))
         .finally(() => {

@@ -9,7 +9,10 @@ import type { StreamSessionDeps } from "./stream-session.ts";
 const RELOCATE_RETRY_MS = 200;
 
 /** A client request, applied to this node's stream the way the StreamSession reader applies them. */
-export type ApplyLocally = (stream: SessionStream, request: SessionRequest) => Promise<"stop" | "continue">;
+export type ApplyLocally = (stream: SessionStream, request: SessionRequest) => StepResult;
+
+/** What applying one request gives: "stop" once the stream has ended; a promise while it is being handled. */
+export type StepResult = "stop" | "continue" | Promise<"stop" | "continue">;
 
 /**
  * Where one client's session stream is served from: this node's own `SessionStream`, or a
@@ -84,7 +87,9 @@ export class StreamRoute {
    * Sends `request` where the session is now; one that could not be delivered (the relay was
    * just lost) waits for the route to move and goes there. "stop" once the stream has ended.
    */
-  async send(request: SessionRequest, applyLocally: ApplyLocally): Promise<"stop" | "continue"> {
+  send(request: SessionRequest, applyLocally: ApplyLocally): StepResult {
+    // Served here (the usual case): applied directly, with no promise when the stream answers at once.
+    if (!this.#ended && this.#relayed === undefined) return applyLocally(this.#local, request);
     return this.#deliver(
       (relayed) => relayed.forward(request),
       (stream) => applyLocally(stream, request),
@@ -95,10 +100,7 @@ export class StreamRoute {
   async requestsEnded(): Promise<void> {
     await this.#deliver(
       (relayed) => relayed.requestsEnded(),
-      async (stream) => {
-        await stream.requestsEnded();
-        return "stop";
-      },
+      (stream) => stream.requestsEnded().then(() => "stop" as const),
     );
   }
 
@@ -106,17 +108,11 @@ export class StreamRoute {
   async fail(error: RozError): Promise<void> {
     await this.#deliver(
       (relayed) => relayed.fail(error),
-      async (stream) => {
-        await stream.fail(error);
-        return "stop";
-      },
+      (stream) => stream.fail(error).then(() => "stop" as const),
     );
   }
 
-  async #deliver(
-    remote: (relayed: RelayedStream) => Promise<boolean>,
-    local: (stream: SessionStream) => Promise<"stop" | "continue">,
-  ): Promise<"stop" | "continue"> {
+  async #deliver(remote: (relayed: RelayedStream) => Promise<boolean>, local: (stream: SessionStream) => StepResult): Promise<"stop" | "continue"> {
     for (;;) {
       if (this.#ended) return "stop";
       const relayed = this.#relayed;

@@ -20,7 +20,7 @@ import { commandFromWire } from "./from-wire.ts";
 import { encoderOf } from "./responses.ts";
 import { createStreamWriter, isJsonCall, type StreamWriter } from "./response-writer.ts";
 import type { SessionRelay } from "./session-relay.ts";
-import { type ApplyLocally, StreamRoute } from "./stream-route.ts";
+import { type ApplyLocally, type StepResult, StreamRoute } from "./stream-route.ts";
 
 export interface StreamSessionDeps {
   session: SessionDeps;
@@ -74,15 +74,15 @@ function authError(error: RozError): SequencedEvent {
 
 /**
  * The re-check of a stream's credentials before each request (at most every
- * `credentialRecheckMs`): resolves with the `unauthenticated` error once the key was revoked,
- * expired or lost its scope, else undefined. A failure of the store itself does not end the
- * stream (the request will meet the same store anyway).
+ * `credentialRecheckMs`): undefined when no check is due (the common case, answered without a
+ * promise), else resolves with the `unauthenticated` error once the key was revoked, expired
+ * or lost its scope, or undefined. A failure of the store itself does not end the stream (the
+ * request will meet the same store anyway).
  */
-export function credentialCheck(deps: StreamSessionDeps, authorization: string | null): () => Promise<RozError | undefined> {
+export function credentialCheck(deps: StreamSessionDeps, authorization: string | null): () => Promise<RozError | undefined> | undefined {
   const every = deps.credentialRecheckMs;
   let checkedAt = Date.now();
-  return async () => {
-    if (every === undefined || Date.now() - checkedAt < every) return undefined;
+  const check = async (): Promise<RozError | undefined> => {
     try {
       await deps.authenticate(authorization, "sessions");
       checkedAt = Date.now();
@@ -93,6 +93,7 @@ export function credentialCheck(deps: StreamSessionDeps, authorization: string |
       return new RozError("unauthenticated", `${error.message}: this stream's credentials are no longer valid`);
     }
   };
+  return () => (every === undefined || Date.now() - checkedAt < every ? undefined : check());
 }
 
 /** A session call that passed its checks: who calls, and how its responses are written. */
@@ -202,7 +203,8 @@ export function createStreamSession(deps: StreamSessionDeps) {
       const applyLocally: ApplyLocally = (local, request) => applyRequest(local, request, state, deps, principal);
       try {
         for await (const request of requests) {
-          const revoked = await stillAuthorized();
+          const check = stillAuthorized();
+          const revoked = check && (await check);
           if (revoked) return await route.fail(revoked);
           const remote = !state.attached ? await relayTarget(deps, principal, request) : undefined;
           if (remote) {
@@ -215,7 +217,9 @@ export function createStreamSession(deps: StreamSessionDeps) {
             }
             continue;
           }
-          if ((await route.send(request, applyLocally)) === "stop") return;
+          // Most requests are handled without waiting (a ping): only a pending step is awaited.
+          const step = route.send(request, applyLocally);
+          if ((typeof step === "string" ? step : await step) === "stop") return;
         }
         // Only a stream not yet known to be broken needs the round trip (a reset one costs no PING).
         if (!broken()) await raw?.settled();
@@ -237,32 +241,30 @@ export function createStreamSession(deps: StreamSessionDeps) {
 /**
  * Applies one client request to a stream, as every reader of session requests does: decoded
  * into a command and handled, or, undecodable, answered per §1 (a broken `start`/`resume`
- * before the stream is attached is fatal). "stop" when the stream has ended.
+ * before the stream is attached is fatal). "stop" when the stream has ended; a request
+ * handled at once (a ping) gives its answer without a promise.
  */
-export async function applyRequest(
+export function applyRequest(
   stream: SessionStream,
   request: SessionRequest,
   state: { attached: boolean },
   deps: Pick<StreamSessionDeps, "noteOperation">,
   principal: Principal,
-): Promise<"stop" | "continue"> {
+): StepResult {
   let command;
   try {
     command = commandFromWire(request);
   } catch (err) {
     const error = toRozError(err, "malformed_message");
     const type = (request.request.case && commandTypes[request.request.case]) ?? "unsupported";
-    if (!state.attached && (type === "start" || type === "resume")) {
-      await stream.fail(error);
-      return "stop";
-    }
+    if (!state.attached && (type === "start" || type === "resume")) return stream.fail(error).then(() => "stop");
     stream.rejectRequest(error, type);
     return "continue";
   }
   if (command.type === "start" || command.type === "resume") state.attached = true;
   deps.noteOperation?.({ rpc: "StreamSession", request: command.type, tenantId: principal.tenantId, keyId: principal.keyId });
-  await stream.handle(command);
-  return "continue";
+  const handled = stream.handle(command);
+  return handled === undefined ? "continue" : handled.then(() => "continue");
 }
 
 /** The session a first `resume` asks for when another live node owns it (to relay to), else undefined. */

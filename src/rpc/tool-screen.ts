@@ -271,23 +271,21 @@ export function cutToolLists(request: Uint8Array, maxTools: number): Uint8Array 
 /**
  * One envelope (flags, length, message), as the chunks it arrived in: passed on as they are,
  * unless its message has a tools list over the cap, which is then cut (views of the chunks
- * and new field headers: nothing of the large message is copied).
+ * and new field headers: nothing of the large message is copied). A message too short to
+ * hold `maxTools + 1` entries (two bytes each at least) is not read at all.
  */
-function* screenEnvelope(chunks: Uint8Array[], maxTools: number): Generator<Uint8Array> {
+function screenEnvelope(chunks: Uint8Array[], messageLength: number, maxTools: number): Uint8Array[] {
+  if (messageLength < 2 * (maxTools + 1)) return chunks;
   const bytes = new ChunkedBytes(chunks);
   // Flags 0: neither compressed nor an end-of-stream envelope.
   const cut = bytes.at(0) === 0 ? cutParts(bytes, ENVELOPE_HEADER_BYTES, bytes.length, maxTools) : undefined;
-  if (cut === undefined) {
-    yield* chunks;
-    return;
-  }
+  if (cut === undefined) return chunks;
   const header = Buffer.alloc(ENVELOPE_HEADER_BYTES);
   header.writeUInt32BE(
     cut.reduce((n, p) => n + p.byteLength, 0),
     1,
   );
-  yield header;
-  yield* cut;
+  return [header, ...cut];
 }
 
 /**
@@ -296,33 +294,43 @@ function* screenEnvelope(chunks: Uint8Array[], maxTools: number): Generator<Uint
  * boundaries); bytes after the last complete envelope are passed on at the end (connect then
  * reports the truncated message). From an envelope declaring more than `maxMessageBytes` on,
  * everything passes on at once: connect refuses it from its header, as it would unscreened.
+ *
+ * A hand-written iterator, not an async generator: every request of a session stream passes
+ * here, and a chunk holding whole envelopes goes on in the promise that brought it.
  */
-export async function* screenedEnvelopes(body: AsyncIterable<Uint8Array>, maxTools: number, maxMessageBytes: number): AsyncGenerator<Uint8Array> {
+export function screenedEnvelopes(body: AsyncIterable<Uint8Array>, maxTools: number, maxMessageBytes: number): AsyncIterableIterator<Uint8Array> {
+  const source = body[Symbol.asyncIterator]();
+  /** Screened chunks not yet handed on. */
+  let ready: Uint8Array[] = [];
+  let readyHead = 0;
+  /** Chunks of the envelope being read. */
   const pending: Uint8Array[] = [];
   let size = 0;
   /** The message length of the envelope being read; -1 until its header is complete. */
   let length = -1;
   let passThrough = false;
-  for await (const chunk of body) {
+  let ended = false;
+
+  const feed = (chunk: Uint8Array): void => {
     if (passThrough) {
-      yield chunk;
-      continue;
+      ready.push(chunk);
+      return;
     }
     pending.push(chunk);
     size += chunk.byteLength;
     for (;;) {
       if (length < 0) {
-        if (size < ENVELOPE_HEADER_BYTES) break;
+        if (size < ENVELOPE_HEADER_BYTES) return;
         const header = new ChunkedBytes(pending);
         length = ((header.at(1) << 24) >>> 0) + (header.at(2) << 16) + (header.at(3) << 8) + header.at(4);
         if (length > maxMessageBytes) {
           passThrough = true;
-          yield* pending.splice(0);
-          break;
+          ready.push(...pending.splice(0));
+          return;
         }
       }
       const total = ENVELOPE_HEADER_BYTES + length;
-      if (size < total) break;
+      if (size < total) return;
       const envelope: Uint8Array[] = [];
       for (let need = total; need > 0; ) {
         const next = pending.shift()!;
@@ -336,11 +344,52 @@ export async function* screenedEnvelopes(body: AsyncIterable<Uint8Array>, maxToo
         }
       }
       size -= total;
+      ready.push(...screenEnvelope(envelope, length, maxTools));
       length = -1;
-      yield* screenEnvelope(envelope, maxTools);
     }
-  }
-  yield* pending;
+  };
+  /** The next ready chunk, or the end; undefined while more must be read. */
+  const take = (): IteratorResult<Uint8Array> | undefined => {
+    if (readyHead < ready.length) {
+      const value = ready[readyHead++] as Uint8Array;
+      if (readyHead === ready.length) {
+        ready = [];
+        readyHead = 0;
+      }
+      return { value, done: false };
+    }
+    return ended ? { value: undefined, done: true } : undefined;
+  };
+  const onRead = (read: IteratorResult<Uint8Array>): IteratorResult<Uint8Array> | Promise<IteratorResult<Uint8Array>> => {
+    if (read.done === true) {
+      ended = true;
+      ready.push(...pending.splice(0));
+    } else feed(read.value);
+    return take() ?? source.next().then(onRead);
+  };
+  const iterator: AsyncIterableIterator<Uint8Array> = {
+    next: () => {
+      const taken = take();
+      return taken !== undefined ? Promise.resolve(taken) : source.next().then(onRead);
+    },
+    return: async () => {
+      ended = true;
+      ready = [];
+      readyHead = 0;
+      await source.return?.();
+      return { value: undefined, done: true };
+    },
+    // Connect passes a failure of its pipeline up: the source is let go, and the failure rethrown.
+    throw: async (error?: unknown) => {
+      ended = true;
+      ready = [];
+      readyHead = 0;
+      await source.return?.();
+      throw error;
+    },
+    [Symbol.asyncIterator]: () => iterator,
+  };
+  return iterator;
 }
 
 /** Makes the request body that connect reads from `request` the screened one. */

@@ -60,11 +60,15 @@ export class SessionStream {
   }
 
   /** Handles one client message. The caller awaits each before reading the next. */
-  async handle(command: SessionCommand): Promise<void> {
+  handle(command: SessionCommand): Promise<void> | void {
     if (this.#closed) return;
     const session = this.#session;
     if (session) return session.handle(command, this.#attachment);
     if (command.type === "ping") return this.#sendLocal({ type: "pong" });
+    return this.#handleUnattached(command);
+  }
+
+  async #handleUnattached(command: Exclude<SessionCommand, { type: "ping" }>): Promise<void> {
     if (this.#refusedBeforeStart(command.type)) return;
     if (command.type === "start") return this.start(command);
     if (command.type === "resume") return this.resume(command.sessionId, command.afterSeq ?? 0);

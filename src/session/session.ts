@@ -357,15 +357,19 @@ export class Session {
    * Handles one client request of a started session, from any attached stream (`from`) or
    * from SendToSession (no stream). In-band errors go to every attached stream.
    */
-  async handle(command: SessionCommand, from?: Attachment): Promise<void> {
-    // An ending session answers pings only; its agent is going away.
-    if (this.#ending && command.type !== "ping") return;
-    if (command.type !== "ping") await this.#recordCutTurn();
+  handle(command: SessionCommand, from?: Attachment): Promise<void> | void {
+    // Answered at once (no promise: pings are the hot path of an idle stream), also by an
+    // ending session, which answers nothing else: its agent is going away.
+    if (command.type === "ping") return this.emitLocal({ type: "pong" }, from);
+    if (this.#ending) return;
+    return this.#handle(command);
+  }
+
+  async #handle(command: Exclude<SessionCommand, { type: "ping" }>): Promise<void> {
+    await this.#recordCutTurn();
     const tooMany = toolCapProblem(command, this.#deps.limits);
     if (tooMany !== undefined && command.type !== "start") return this.#error("invalid_argument", tooMany);
     switch (command.type) {
-      case "ping":
-        return this.emitLocal({ type: "pong" }, from);
       case "start":
         return this.#error("already_started", "the session has already started");
       case "resume":

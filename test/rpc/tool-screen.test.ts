@@ -93,6 +93,39 @@ describe("screenedEnvelopes", () => {
     expect((await last).done).toBe(true);
   });
 
+  it("cuts the shortest message over the cap, and passes one within it on as it is", async () => {
+    // Four tools without a name are two bytes each: the shortest register_tools over a cap of 2.
+    const empty = Array.from({ length: 4 }, () => ({}));
+    const shortest = bytesOf({ request: { case: "registerTools", value: { tools: empty } } });
+    const cut = await collect([envelope(shortest)], 2);
+    expect(decode(cut.subarray(5)).request.value).toMatchObject({ tools: [{}, {}, {}] });
+    const within = bytesOf({ request: { case: "registerTools", value: { tools: empty.slice(0, 2) } } });
+    expect((await collect([envelope(within)], 2)).equals(envelope(within))).toBe(true);
+  });
+
+  it("lets go of the body when connect stops reading, or passes a failure up", async () => {
+    let released = 0;
+    async function* source() {
+      try {
+        yield envelope(small);
+        yield envelope(small);
+      } finally {
+        released++;
+      }
+    }
+    const stopped = screenedEnvelopes(source(), 512, 4 * 1024 * 1024);
+    await stopped.next();
+    expect(await stopped.return?.()).toEqual({ value: undefined, done: true });
+    expect(released).toBe(1);
+    expect((await stopped.next()).done).toBe(true);
+
+    const failed = screenedEnvelopes(source(), 512, 4 * 1024 * 1024);
+    await failed.next();
+    const failure = new Error("the pipeline failed");
+    await expect(failed.throw?.(failure)).rejects.toBe(failure);
+    expect(released).toBe(2);
+  });
+
   it("passes compressed messages and a truncated tail on unchanged", async () => {
     const compressed = envelope(big, true);
     expect((await collect([compressed], 512)).equals(compressed)).toBe(true);
