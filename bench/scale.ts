@@ -18,7 +18,7 @@ import type { Contender, RunResult } from "./load-child.ts";
 import { type Load, type LoadRig, overRounds, pairedDifferences, pooled, RATE, rotated, runLoad, spread, startClients, startFake } from "./paced-load.ts";
 import { summarizeProfile } from "./profile.ts";
 import { type ServerProcess, startServerProcess } from "./server-process.ts";
-import { type BenchOptions, fmt, mapLimit, ms, now, pick, progress, type Row, summarize } from "./support.ts";
+import { type BenchOptions, fmt, mapLimit, ms, now, pick, progress, type Row, type Summary, summarize } from "./support.ts";
 
 const ADDED_P99_TARGET_MS = 5;
 const CPU_TARGET_US = 25;
@@ -206,6 +206,20 @@ async function newConnectionPings(url: string, count: number, perConnection: num
   return { first, later };
 }
 
+/** New connections pinged once, uncounted, before the counted ones. */
+const WARM_UP_CONNECTIONS = 20;
+
+/** The first pings of `count` new connections to the bare connect-node server, warmed up like ours. */
+async function bareNewConnectionPings(count: number): Promise<Summary> {
+  const bare = await startServerProcess({ kind: "bare" });
+  try {
+    await newConnectionPings(bare.url, WARM_UP_CONNECTIONS, 1);
+    return summarize((await newConnectionPings(bare.url, count, 0)).first);
+  } finally {
+    await bare.close();
+  }
+}
+
 async function idleAtScale(options: BenchOptions): Promise<Row[]> {
   const sessions = pick(options, 10_000, 2000);
   const connections = pick(options, 100, 20);
@@ -218,10 +232,15 @@ async function idleAtScale(options: BenchOptions): Promise<Row[]> {
     const open = await mapLimit(sessions, 200, (i) => startSession(conn.clients[i % connections] as AgentClient));
     await server.gc();
     const rss = await server.rss();
-    const pings = await newConnectionPings(server.url, pick(options, 50, 20), 10);
+    const count = pick(options, 50, 20);
+    // Not counted: the first connections of a process run cold code (the client's above all:
+    // its connection path ran only `connections` times), as they do against the bare server.
+    await newConnectionPings(server.url, WARM_UP_CONNECTIONS, 1);
+    const pings = await newConnectionPings(server.url, count, 10);
     const first = summarize(pings.first);
     const later = summarize(pings.later);
     await mapLimit(open.length, 500, (i) => finish((open[i] as (typeof open)[number]).stream));
+    const bare = await bareNewConnectionPings(count);
     return [
       {
         metric: `RSS with ${fmt(sessions)} idle sessions on ${connections} conn`,
@@ -236,6 +255,12 @@ async function idleAtScale(options: BenchOptions): Promise<Row[]> {
         measured: ms(first.p99),
         ok: first.p99 < NEW_CONNECTION_PING_TARGET_MS,
         note: `${first.n} new connections while ${fmt(sessions)} sessions are open; p50 ${ms(first.p50)}`,
+      },
+      {
+        metric: `bare connect-node: ping on a new connection, p99`,
+        measured: ms(bare.p99),
+        value: bare.p99,
+        note: `the same pings against the bare server (no sessions): this machine's floor; p50 ${ms(bare.p50)}`,
       },
       { metric: `later pings on those connections, p50 / p99`, measured: `${ms(later.p50)} / ${ms(later.p99)}`, value: later.p99 },
     ];
