@@ -224,6 +224,14 @@ class Ranges {
   }
 }
 
+/**
+ * Appends `items` one by one: a client decides how many chunks a message arrives in, and a
+ * spread (`push(...items)`) throws beyond some 100,000 of them.
+ */
+function appendAll<T>(target: T[], items: readonly T[]): void {
+  for (const item of items) target.push(item);
+}
+
 /** The message in `bytes[start, end)` without the `toolsField` entries after the first `keep`, and how many it kept. */
 function withToolsCut(bytes: ChunkedBytes, start: number, end: number, toolsField: number, keep: number): { parts: Uint8Array[]; kept: number } {
   const ranges = new Ranges(bytes);
@@ -252,10 +260,12 @@ function cutParts(bytes: ChunkedBytes, start: number, end: number, maxTools: num
     const cut = withToolsCut(bytes, field.valueStart, field.end, field.toolsField, left.get(field.number) ?? maxTools + 1);
     left.set(field.number, (left.get(field.number) ?? maxTools + 1) - cut.kept);
     const length = cut.parts.reduce((n, p) => n + p.byteLength, 0);
-    parts.push(...bytes.slice(keptTo, field.start), new BinaryWriter().tag(field.number, WireType.LengthDelimited).uint32(length).finish(), ...cut.parts);
+    appendAll(parts, bytes.slice(keptTo, field.start));
+    parts.push(new BinaryWriter().tag(field.number, WireType.LengthDelimited).uint32(length).finish());
+    appendAll(parts, cut.parts);
     keptTo = field.end;
   }
-  parts.push(...bytes.slice(keptTo, end));
+  appendAll(parts, bytes.slice(keptTo, end));
   return parts;
 }
 
@@ -285,7 +295,9 @@ function screenEnvelope(chunks: Uint8Array[], messageLength: number, maxTools: n
     cut.reduce((n, p) => n + p.byteLength, 0),
     1,
   );
-  return [header, ...cut];
+  const parts: Uint8Array[] = [header];
+  appendAll(parts, cut);
+  return parts;
 }
 
 /**
@@ -310,6 +322,8 @@ export function screenedEnvelopes(body: AsyncIterable<Uint8Array>, maxTools: num
   let length = -1;
   let passThrough = false;
   let ended = false;
+  /** Returned or thrown into by the reader: nothing more is handed on, also from a read under way. */
+  let closed = false;
 
   const feed = (chunk: Uint8Array): void => {
     if (passThrough) {
@@ -325,31 +339,36 @@ export function screenedEnvelopes(body: AsyncIterable<Uint8Array>, maxTools: num
         length = ((header.at(1) << 24) >>> 0) + (header.at(2) << 16) + (header.at(3) << 8) + header.at(4);
         if (length > maxMessageBytes) {
           passThrough = true;
-          ready.push(...pending.splice(0));
+          appendAll(ready, pending.splice(0));
           return;
         }
       }
       const total = ENVELOPE_HEADER_BYTES + length;
       if (size < total) return;
+      // Indexed, then one splice: shifting chunk by chunk is quadratic in their number.
       const envelope: Uint8Array[] = [];
+      let used = 0;
       for (let need = total; need > 0; ) {
-        const next = pending.shift()!;
+        const next = pending[used] as Uint8Array;
         if (next.byteLength <= need) {
           envelope.push(next);
           need -= next.byteLength;
+          used++;
         } else {
           envelope.push(next.subarray(0, need));
-          pending.unshift(next.subarray(need));
+          pending[used] = next.subarray(need);
           need = 0;
         }
       }
+      pending.splice(0, used);
       size -= total;
-      ready.push(...screenEnvelope(envelope, length, maxTools));
+      appendAll(ready, screenEnvelope(envelope, length, maxTools));
       length = -1;
     }
   };
   /** The next ready chunk, or the end; undefined while more must be read. */
   const take = (): IteratorResult<Uint8Array> | undefined => {
+    if (closed) return { value: undefined, done: true };
     if (readyHead < ready.length) {
       const value = ready[readyHead++] as Uint8Array;
       if (readyHead === ready.length) {
@@ -361,9 +380,10 @@ export function screenedEnvelopes(body: AsyncIterable<Uint8Array>, maxTools: num
     return ended ? { value: undefined, done: true } : undefined;
   };
   const onRead = (read: IteratorResult<Uint8Array>): IteratorResult<Uint8Array> | Promise<IteratorResult<Uint8Array>> => {
+    if (closed) return { value: undefined, done: true };
     if (read.done === true) {
       ended = true;
-      ready.push(...pending.splice(0));
+      appendAll(ready, pending.splice(0));
     } else feed(read.value);
     return take() ?? source.next().then(onRead);
   };
@@ -373,7 +393,7 @@ export function screenedEnvelopes(body: AsyncIterable<Uint8Array>, maxTools: num
       return taken !== undefined ? Promise.resolve(taken) : source.next().then(onRead);
     },
     return: async () => {
-      ended = true;
+      closed = true;
       ready = [];
       readyHead = 0;
       await source.return?.();
@@ -381,7 +401,7 @@ export function screenedEnvelopes(body: AsyncIterable<Uint8Array>, maxTools: num
     },
     // Connect passes a failure of its pipeline up: the source is let go, and the failure rethrown.
     throw: async (error?: unknown) => {
-      ended = true;
+      closed = true;
       ready = [];
       readyHead = 0;
       await source.return?.();

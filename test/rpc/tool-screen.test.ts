@@ -103,6 +103,15 @@ describe("screenedEnvelopes", () => {
     expect((await collect([envelope(within)], 2)).equals(envelope(within))).toBe(true);
   });
 
+  it("takes a message in as many chunks as the client sends, a byte each", async () => {
+    const huge = bytesOf(rq.register(tools(15_000))); // ≈ 270 KB: more chunks than a spread takes
+    const bytewise = (bytes: Uint8Array) => Array.from({ length: bytes.byteLength }, (_, i) => bytes.subarray(i, i + 1));
+    expect((await collect(bytewise(envelope(huge)), 512)).equals(envelope(cutToolLists(huge, 512)))).toBe(true);
+    expect((await collect(bytewise(envelope(huge)), 20_000)).equals(envelope(huge))).toBe(true);
+    const truncated = envelope(huge).subarray(0, -1);
+    expect((await collect(bytewise(truncated), 512)).equals(truncated)).toBe(true);
+  });
+
   it("lets go of the body when connect stops reading, or passes a failure up", async () => {
     let released = 0;
     async function* source() {
@@ -118,6 +127,21 @@ describe("screenedEnvelopes", () => {
     expect(await stopped.return?.()).toEqual({ value: undefined, done: true });
     expect(released).toBe(1);
     expect((await stopped.next()).done).toBe(true);
+
+    // Returned while a read is under way: what that read brings is not handed on.
+    let deliver: (chunk: Uint8Array) => void = () => {};
+    const slow: AsyncIterable<Uint8Array> = {
+      [Symbol.asyncIterator]: () => ({
+        next: () => new Promise((resolve) => (deliver = (chunk) => resolve({ value: chunk, done: false }))),
+        return: async () => ({ value: undefined, done: true }),
+      }),
+    };
+    const returned = screenedEnvelopes(slow, 512, 4 * 1024 * 1024);
+    const reading = returned.next();
+    await returned.return?.();
+    deliver(envelope(small));
+    expect(await reading).toEqual({ value: undefined, done: true });
+    expect((await returned.next()).done).toBe(true);
 
     const failed = screenedEnvelopes(source(), 512, 4 * 1024 * 1024);
     await failed.next();
