@@ -151,7 +151,8 @@ export async function* writeStream(route: StreamRoute, call: SessionCall, ctx: H
           raw?.resetAfterTrailers();
           throw toConnectError(item.error);
         }
-        yield* call.write(item.item);
+        // Not `yield*`: over an array it goes through an async-from-sync iterator, two more hops per response.
+        for (const response of call.write(item.item)) yield response;
       }
       const remote = route.relayed;
       if (remote === undefined) return;
