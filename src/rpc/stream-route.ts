@@ -88,8 +88,6 @@ export class StreamRoute {
    * just lost) waits for the route to move and goes there. "stop" once the stream has ended.
    */
   send(request: SessionRequest, applyLocally: ApplyLocally): StepResult {
-    // Served here (the usual case): applied directly, with no promise when the stream answers at once.
-    if (!this.#ended && this.#relayed === undefined) return applyLocally(this.#local, request);
     return this.#deliver(
       (relayed) => relayed.forward(request),
       (stream) => applyLocally(stream, request),
@@ -112,16 +110,27 @@ export class StreamRoute {
     );
   }
 
-  async #deliver(remote: (relayed: RelayedStream) => Promise<boolean>, local: (stream: SessionStream) => StepResult): Promise<"stop" | "continue"> {
-    for (;;) {
-      if (this.#ended) return "stop";
-      const relayed = this.#relayed;
-      if (relayed === undefined) return local(this.#local);
-      const change = this.#change;
-      if (await remote(relayed)) return "continue";
-      // Not delivered: the relay has ended, and the writer is moving the route (or ending it).
-      if (this.#relayed === relayed && !this.#ended) await change;
-    }
+  /**
+   * Served here (the usual case): applied directly, with no promise when the stream answers at
+   * once. Relayed: forwarded, and tried again where the route moves when that fails.
+   */
+  #deliver(remote: (relayed: RelayedStream) => Promise<boolean>, local: (stream: SessionStream) => StepResult): StepResult {
+    if (this.#ended) return "stop";
+    const relayed = this.#relayed;
+    if (relayed === undefined) return local(this.#local);
+    return this.#forward(relayed, remote, local);
+  }
+
+  async #forward(
+    relayed: RelayedStream,
+    remote: (relayed: RelayedStream) => Promise<boolean>,
+    local: (stream: SessionStream) => StepResult,
+  ): Promise<"stop" | "continue"> {
+    const change = this.#change;
+    if (await remote(relayed)) return "continue";
+    // Not delivered: the relay has ended, and the writer is moving the route (or ending it).
+    if (this.#relayed === relayed && !this.#ended) await change;
+    return this.#deliver(remote, local);
   }
 
   /** The client went away: every part of the route lets go. */

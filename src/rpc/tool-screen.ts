@@ -177,14 +177,16 @@ interface ToolsCarrier {
   toolsField: number;
 }
 
+/** A tool takes at least two bytes (tag and length): a message this short holds no list over the cap. */
+const tooShortForOverCap = (messageLength: number, maxTools: number): boolean => messageLength < 2 * (maxTools + 1);
+
 /**
  * The occurrences of the tool-carrying fields of the SessionRequest in `bytes[start, end)`
  * whose field number holds more than `maxTools` tools in all (a decoder merges the
  * occurrences of one field, lists included); undefined when it does not parse.
  */
 function overCapLists(bytes: ChunkedBytes, start: number, end: number, maxTools: number): ToolsCarrier[] | undefined {
-  // A tool takes at least two bytes: no message this short can hold too many.
-  if (end - start < 2 * (maxTools + 1)) return [];
+  if (tooShortForOverCap(end - start, maxTools)) return [];
   const carriers: ToolsCarrier[] = [];
   const toolsOf = new Map<number, number>();
   let inner = true;
@@ -282,10 +284,10 @@ export function cutToolLists(request: Uint8Array, maxTools: number): Uint8Array 
  * One envelope (flags, length, message), as the chunks it arrived in: passed on as they are,
  * unless its message has a tools list over the cap, which is then cut (views of the chunks
  * and new field headers: nothing of the large message is copied). A message too short to
- * hold `maxTools + 1` entries (two bytes each at least) is not read at all.
+ * hold an over-cap list is not read at all.
  */
 function screenEnvelope(chunks: Uint8Array[], messageLength: number, maxTools: number): Uint8Array[] {
-  if (messageLength < 2 * (maxTools + 1)) return chunks;
+  if (tooShortForOverCap(messageLength, maxTools)) return chunks;
   const bytes = new ChunkedBytes(chunks);
   // Flags 0: neither compressed nor an end-of-stream envelope.
   const cut = bytes.at(0) === 0 ? cutParts(bytes, ENVELOPE_HEADER_BYTES, bytes.length, maxTools) : undefined;
@@ -387,24 +389,25 @@ export function screenedEnvelopes(body: AsyncIterable<Uint8Array>, maxTools: num
     } else feed(read.value);
     return take() ?? source.next().then(onRead);
   };
+  /** The reader is done: nothing more is handed on, and the body is let go. */
+  const close = async (): Promise<void> => {
+    closed = true;
+    ready = [];
+    readyHead = 0;
+    await source.return?.();
+  };
   const iterator: AsyncIterableIterator<Uint8Array> = {
     next: () => {
       const taken = take();
       return taken !== undefined ? Promise.resolve(taken) : source.next().then(onRead);
     },
     return: async () => {
-      closed = true;
-      ready = [];
-      readyHead = 0;
-      await source.return?.();
+      await close();
       return { value: undefined, done: true };
     },
     // Connect passes a failure of its pipeline up: the source is let go, and the failure rethrown.
     throw: async (error?: unknown) => {
-      closed = true;
-      ready = [];
-      readyHead = 0;
-      await source.return?.();
+      await close();
       throw error;
     },
     [Symbol.asyncIterator]: () => iterator,
