@@ -1,4 +1,4 @@
-import { constants as http2Constants, type Http2ServerRequest, type Http2ServerResponse } from "node:http2";
+import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import type { IncomingMessage } from "node:http";
 import { randomUUID } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
@@ -363,17 +363,6 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
         aborted: () => {
           if ("stream" in raw && raw.stream) return raw.stream.aborted || (raw.stream.rstCode ?? 0) !== 0 || raw.stream.destroyed;
           return raw.socket?.destroyed ?? true;
-        },
-        resetAfterTrailers: () => {
-          if (!("stream" in raw) || !raw.stream) return;
-          const stream = raw.stream;
-          // The trailers are submitted in the 'wantTrailers' listener; the reset queues behind them.
-          // A client that already half-closed is not sending anything: nothing to stop.
-          stream.once("wantTrailers", () => {
-            setImmediate(() => {
-              if (!stream.destroyed && !raw.complete) stream.close(http2Constants.NGHTTP2_NO_ERROR);
-            });
-          });
         },
       });
     },

@@ -307,6 +307,7 @@ function guardStreams(handler: Handler): (req: http2.Http2ServerRequest, res: ht
     // HTTP/1.1 inside TLS (ALPN) reaches this handler too.
     if (req.httpVersionMajor < 2) return handler(req, res);
     if (!live(req)) return;
+    resetWhenAnswered(req);
     if (waiting.size === 0 && dispatchedThisTurn < STREAMS_PER_TURN) return dispatch([req, res]);
     const session = req.stream.session as http2.Http2Session;
     const queue = waiting.get(session);
@@ -314,6 +315,23 @@ function guardStreams(handler: Handler): (req: http2.Http2ServerRequest, res: ht
     else waiting.set(session, [[req, res]]);
     scheduleNextTurn();
   };
+}
+
+/**
+ * A response that is complete while the client is still sending (an oversized or refused
+ * request, a call that ended first) makes the rest of the request useless: RST_STREAM(NO_ERROR)
+ * after it tells the client to stop (RFC 9113 §8.1), instead of leaving its upload stuck in
+ * flow control and the stream open. Node's compatibility layer sends every response's trailers
+ * (gRPC's status among them) in its own 'wantTrailers' listener, before this one: the reset
+ * goes out after them. A request that is read to its end needs nothing.
+ */
+function resetWhenAnswered(req: http2.Http2ServerRequest): void {
+  const stream = req.stream;
+  stream.once("wantTrailers", () => {
+    setImmediate(() => {
+      if (!stream.destroyed && !stream.closed && !req.complete) stream.close(http2.constants.NGHTTP2_NO_ERROR);
+    });
+  });
 }
 
 /** A counter of events in the current one-second window: true once it exceeds `cap` (0 = never). */

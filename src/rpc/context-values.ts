@@ -5,8 +5,6 @@ import type { Principal } from "../session/index.ts";
 export interface RawRequestInfo {
   /** True once the peer reset the stream or the connection broke. */
   aborted(): boolean;
-  /** HTTP/2: reset the stream (NO_ERROR) once the response trailers are out, so the peer stops sending. */
-  resetAfterTrailers(): void;
   /**
    * Resolves once every frame the peer sent before now has been processed (an HTTP/2 PING
    * round trip, plus a short wait for a proxy's late reset; at once on HTTP/1.1 or a closed

@@ -125,8 +125,6 @@ export async function* openSessionCall(deps: StreamSessionDeps, ctx: HandlerCont
     return { principal, authorization, write: createStreamWriter(chosen.format, isJsonCall(ctx)), format: chosen.format, release };
   } catch (err) {
     const error = toRozError(err);
-    // A refused client may still be sending (a large first message): stop it after the trailers.
-    ctx.values.get(rawRequestKey)?.resetAfterTrailers();
     yield* chosen.encode(authError(error));
     throw toConnectError(error);
   }
@@ -140,17 +138,12 @@ export async function* openSessionCall(deps: StreamSessionDeps, ctx: HandlerCont
  * relay that is lost moves the route (see `StreamRoute.relocate`) and writing goes on there.
  */
 export async function* writeStream(route: StreamRoute, call: SessionCall, ctx: HandlerContext): AsyncGenerator<SessionResponse> {
-  const raw = ctx.values.get(rawRequestKey);
   const onAbort = (): void => route.transportBroken();
   ctx.signal.addEventListener("abort", onAbort, { once: true });
   try {
     for (;;) {
       for await (const item of route.local.output) {
-        if (item.kind === "fatal") {
-          // The client may still be sending (an oversized message): its body must not sit in flow control.
-          raw?.resetAfterTrailers();
-          throw toConnectError(item.error);
-        }
+        if (item.kind === "fatal") throw toConnectError(item.error);
         // Not `yield*`: over an array it goes through an async-from-sync iterator, two more hops per response.
         for (const response of call.write(item.item)) yield response;
       }
@@ -161,10 +154,7 @@ export async function* writeStream(route: StreamRoute, call: SessionCall, ctx: H
         return;
       } catch (err) {
         const error = toRozError(err);
-        if (!(await route.relocate(remote, error))) {
-          raw?.resetAfterTrailers();
-          throw toConnectError(error);
-        }
+        if (!(await route.relocate(remote, error))) throw toConnectError(error);
       }
     }
   } finally {

@@ -15,6 +15,11 @@ import { STALL_BOUND_MS, startBystander } from "../support/bystander.ts";
 
 const GRPC = { INVALID_ARGUMENT: 3, RESOURCE_EXHAUSTED: 8, UNAUTHENTICATED: 16 } as const;
 const bearer = (secret: string) => ({ authorization: `Bearer ${secret}` });
+interface Answer {
+  headers: http2.IncomingHttpHeaders;
+  trailers: http2.IncomingHttpHeaders;
+  body: string;
+}
 
 describe("stream limits", () => {
   let server: TestServer;
@@ -62,20 +67,22 @@ describe("stream limits", () => {
     await Promise.all([...held, other, again].map((s) => s.status));
   });
 
-  it("an oversized message gets RESOURCE_EXHAUSTED trailers, then the stream is reset so the client stops sending", async () => {
+  /**
+   * Sends a 1 MiB message (the limit is 64 KiB) on a stream it never half-closes; resolves with
+   * the answer once the server closed the stream (rejects when it stays open: the body would sit
+   * in flow control).
+   */
+  const oversized = async (path: string, contentType: string, enveloped: boolean) => {
     const session = http2.connect(server.url);
     session.on("error", () => {});
     try {
-      const stream = session.request({
-        ":method": "POST",
-        ":path": "/roz.v1.AgentService/StreamSession",
-        "content-type": "application/grpc",
-        te: "trailers",
-        ...bearer(admin),
-      });
+      const stream = session.request({ ":method": "POST", ":path": path, "content-type": contentType, te: "trailers", ...bearer(admin) });
+      let headers: http2.IncomingHttpHeaders = {};
       let trailers: http2.IncomingHttpHeaders = {};
+      const chunks: Buffer[] = [];
+      stream.on("response", (h) => (headers = h));
       stream.on("trailers", (t) => (trailers = t));
-      stream.on("data", () => {});
+      stream.on("data", (chunk: Buffer) => chunks.push(chunk));
       stream.on("error", () => {});
       const closed = new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error("the stream was not reset within 10 s: the body sits in flow control")), 10_000);
@@ -84,15 +91,41 @@ describe("stream limits", () => {
           resolve();
         });
       });
-      // A 1 MiB message (the limit is 64 KiB), and the stream is never half-closed by us.
-      stream.write(grpcFrame(Buffer.alloc(1024 * 1024, 1)));
+      const message = Buffer.alloc(1024 * 1024, 1);
+      stream.write(enveloped ? grpcFrame(message) : message);
       await closed;
-      expect(Number(trailers["grpc-status"])).toBe(GRPC.RESOURCE_EXHAUSTED);
-      expect(stream.rstCode).toBe(http2.constants.NGHTTP2_NO_ERROR);
+      return { headers, trailers, body: Buffer.concat(chunks).toString("latin1"), rstCode: stream.rstCode };
     } finally {
       session.close();
     }
+  };
+
+  it("an oversized message gets RESOURCE_EXHAUSTED trailers, then the stream is reset so the client stops sending", async () => {
+    const answer = await oversized("/roz.v1.AgentService/StreamSession", "application/grpc", true);
+    expect(Number(answer.trailers["grpc-status"])).toBe(GRPC.RESOURCE_EXHAUSTED);
+    expect(answer.rstCode).toBe(http2.constants.NGHTTP2_NO_ERROR);
   });
+
+  // Every call whose answer is complete while the client still sends is reset after it: unary
+  // and server-streaming calls too, in each protocol.
+  for (const [path, contentType, enveloped, answered] of [
+    [
+      "SendToSession",
+      "application/grpc",
+      true,
+      (a: Answer) => expect(Number(a.trailers["grpc-status"] ?? a.headers["grpc-status"])).toBe(GRPC.RESOURCE_EXHAUSTED),
+    ],
+    ["SendToSession", "application/grpc-web+proto", true, (a: Answer) => expect(a.body).toMatch(/grpc-status: ?8/)],
+    ["SendToSession", "application/proto", false, (a: Answer) => expect(a.body).toContain('"code":"resource_exhausted"')],
+    ["SendToSession", "application/json", false, (a: Answer) => expect(a.body).toContain('"code":"resource_exhausted"')],
+    ["AttachSession", "application/connect+proto", true, (a: Answer) => expect(a.body).toContain('"code":"resource_exhausted"')],
+  ] as const) {
+    it(`${path} (${contentType}): an oversized request is answered, then the stream is reset`, async () => {
+      const answer = await oversized(`/roz.v1.AgentService/${path}`, contentType, enveloped);
+      answered(answer);
+      expect(answer.rstCode).toBe(http2.constants.NGHTTP2_NO_ERROR);
+    });
+  }
 });
 
 describe("revocation reaches open sessions", () => {
