@@ -14,6 +14,7 @@ import {
   oversizedAttack,
   rapidResetAttack,
   registerToolsAttack,
+  sendToSessionToolsAttack,
   slowSocketsAttack,
 } from "../test/support/attacks.ts";
 import type { BystanderReport } from "../test/support/bystander.ts";
@@ -117,6 +118,7 @@ export async function runAbuse(options: BenchOptions): Promise<Row[]> {
       ["2 tokenizer: 4 MB word (message + tool result)", longWordAttack(4_000_000)],
       ["3 register_tools: 3 x 40,000 tools", registerToolsAttack(3)],
       ["3 register_tools: 350,000 minimal tools (4 MiB)", registerToolsAttack(1, 350_000, true)],
+      ["3 SendToSession: register_tools of 350,000 minimal tools (4 MiB)", sendToSessionToolsAttack],
       ["5 slow sockets: 4 kinds x 200", slowSocketsAttack(200)],
       [`6 streams without start: ${fmt(attempts)}`, noStartAttack(attempts)],
       ["7 oversized messages: 20 x 1 MiB, never half-closed", oversizedAttack(20)],

@@ -17,7 +17,6 @@ import {
   deliverToSession,
   createSessionRelay,
   encodeGrpcMessagesOf,
-  isScreenedContentType,
   screenToolLists,
   encodeResponse,
   rawRequestKey,
@@ -62,9 +61,6 @@ const defaultConsoleDir = fileURLToPath(new URL("../../web/dist/", import.meta.u
 
 /** How long after the PING round trip at a request's END_STREAM a reset still counts as the client going away. */
 const RESET_AFTER_END_MS = 100;
-
-/** The one RPC whose requests carry tool lists on a stream. */
-const STREAM_SESSION_PATH = `/${AgentService.typeName}/${AgentService.method.streamSession.name}`;
 
 /** Kept responses a live session holds in memory at most (older ones are read from the store). */
 const MEMORY_EVENTS = 2_000;
@@ -163,9 +159,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       encodeGrpcMessagesOf(reply.raw as unknown as Http2ServerResponse);
     }
     // Over-cap tool lists are cut before connect decodes them (decoding is what costs).
-    if (request.method === "POST" && request.url === STREAM_SESSION_PATH && isScreenedContentType(contentType)) {
-      screenToolLists(request.raw, config.maxToolsPerRequest, config.maxMessageBytes);
-    }
+    if (request.method === "POST") screenToolLists(request.raw, request.url, contentType, config.maxToolsPerRequest, config.maxMessageBytes);
   });
 
   const store =

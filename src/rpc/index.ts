@@ -9,7 +9,7 @@ export { eventFormats, eventFormatHeader, eventFormatOf, type EventFormat } from
 export { createResponseEncoder, encoderOf, type ResponseEncoder } from "./responses.ts";
 export { encodeTeamEvent, teamEventToWire } from "./team-to-wire.ts";
 export { encodeGrpcMessagesOf, grpcMessageValue } from "./grpc-message.ts";
-export { isScreenedContentType, screenToolLists } from "./tool-screen.ts";
+export { screenToolLists } from "./tool-screen.ts";
 export { createSessionRelay, type SessionRelay } from "./session-relay.ts";
 export { applyRequest } from "./stream-session.ts";
 export { deliverToSession } from "./send-to-session.ts";

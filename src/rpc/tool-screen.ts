@@ -1,9 +1,10 @@
 /**
- * Screens the binary `SessionRequest`s of a StreamSession before connect decodes them. A
- * start, user_message or register_tools carrying more tools than one request may is cut to
- * its first `maxTools + 1` tools: the session then refuses it as over the cap, as it would
- * the whole message, and decoding stays bounded. Decoding costs about 2 µs a tool, and a
- * 4 MiB message holds some 350,000 minimal tools: most of a second of the event loop.
+ * Screens the binary requests that can carry tools before connect decodes them: StreamSession's
+ * `SessionRequest`s, SendToSession's `request` (a SessionRequest one level down) and
+ * AttachSession's `start`. A start, user_message or register_tools carrying more tools than one
+ * request may is cut to its first `maxTools + 1` tools: the session then refuses it as over the
+ * cap, as it would the whole message, and decoding stays bounded. Decoding costs about 2 µs a
+ * tool, and a 4 MiB message holds some 350,000 minimal tools: most of a second of the event loop.
  *
  * The scan reads field tags and lengths only (no message is decoded). Compressed messages,
  * JSON codecs and messages that do not parse pass unchanged: connect decodes (or refuses)
@@ -11,21 +12,46 @@
  */
 
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
+import {
+  AgentService,
+  AttachSessionRequestSchema,
+  RegisterToolsSchema,
+  SendToSessionRequestSchema,
+  SessionRequestSchema,
+  StartSessionSchema,
+  UserMessageSchema,
+} from "../gen/roz/v1/agent_pb.js";
 
 const ENVELOPE_HEADER_BYTES = 5;
 
-/** SessionRequest fields whose message carries tools → the `tools` field number in it. */
-const TOOLS_FIELD_OF = new Map([
-  [1, 4], // start: StartSession.tools
-  [2, 5], // user_message: UserMessage.tools
-  [9, 2], // register_tools: RegisterTools.tools
+/**
+ * The fields of a message that carry tools: field number → the number of the `tools` field in
+ * that field's message, or the carriers of that message one level further down.
+ */
+export type ToolCarriers = ReadonlyMap<number, number | ToolCarriers>;
+
+const startTools = StartSessionSchema.field.tools.number;
+
+/** SessionRequest: its start, user_message and register_tools. */
+export const SESSION_REQUEST_CARRIERS: ToolCarriers = new Map([
+  [SessionRequestSchema.field.start.number, startTools],
+  [SessionRequestSchema.field.userMessage.number, UserMessageSchema.field.tools.number],
+  [SessionRequestSchema.field.registerTools.number, RegisterToolsSchema.field.tools.number],
 ]);
 
-/** Binary content types of the three protocols (gRPC, gRPC-Web, Connect streaming). */
-const BINARY_STREAM = /^application\/(grpc(-web)?(\+proto)?|connect\+proto)(;|$)/i;
+const methodPath = (name: string): string => `/${AgentService.typeName}/${name}`;
 
-/** Whether a request of `contentType` carries enveloped binary messages the screen reads. */
-export const isScreenedContentType = (contentType: string | undefined): boolean => contentType !== undefined && BINARY_STREAM.test(contentType);
+/** The request carriers of each method whose requests can carry tools, by HTTP path. */
+const CARRIERS_OF_PATH = new Map<string, ToolCarriers>([
+  [methodPath(AgentService.method.streamSession.name), SESSION_REQUEST_CARRIERS],
+  [methodPath(AgentService.method.sendToSession.name), new Map([[SendToSessionRequestSchema.field.request.number, SESSION_REQUEST_CARRIERS]])],
+  [methodPath(AgentService.method.attachSession.name), new Map([[AttachSessionRequestSchema.field.start.number, startTools]])],
+]);
+
+/** Binary content types of enveloped messages (gRPC, gRPC-Web, Connect streaming). */
+const BINARY_STREAM = /^application\/(grpc(-web)?(\+proto)?|connect\+proto)(;|$)/i;
+/** The binary content type of a Connect unary call: the body is the one message. */
+const BINARY_UNARY = /^application\/proto(;|$)/i;
 
 /**
  * A message's bytes as they arrived, in several chunks, read by absolute position without
@@ -169,60 +195,66 @@ function countEntries(bytes: ChunkedBytes, start: number, end: number, field: nu
   return parsed ? count : -1;
 }
 
-interface ToolsCarrier {
-  number: number;
-  start: number;
-  valueStart: number;
-  end: number;
-  toolsField: number;
-}
-
 /** A tool takes at least two bytes (tag and length): a message this short holds no list over the cap. */
 const tooShortForOverCap = (messageLength: number, maxTools: number): boolean => messageLength < 2 * (maxTools + 1);
 
 /**
- * The occurrences of the tool-carrying fields of the SessionRequest in `bytes[start, end)`
- * whose field number holds more than `maxTools` tools in all (a decoder merges the
- * occurrences of one field, lists included); undefined when it does not parse.
+ * Adds the tools of every list that `carriers` name in the message in `bytes[start, end)` to
+ * `totals`, by path (field numbers joined with `/`): a decoder merges the occurrences of one
+ * field, lists included, so occurrences add up. False when it does not parse.
  */
-function overCapLists(bytes: ChunkedBytes, start: number, end: number, maxTools: number): ToolsCarrier[] | undefined {
-  if (tooShortForOverCap(end - start, maxTools)) return [];
-  const carriers: ToolsCarrier[] = [];
-  const toolsOf = new Map<number, number>();
+function countTools(bytes: ChunkedBytes, start: number, end: number, carriers: ToolCarriers, prefix: string, totals: Map<string, number>): boolean {
   let inner = true;
-  const parsed = walkFields(bytes, start, end, (number, wireType, fieldStart, valueStart, valueEnd) => {
-    const toolsField = TOOLS_FIELD_OF.get(number);
-    if (toolsField === undefined || wireType !== WireType.LengthDelimited) return;
-    const tools = countEntries(bytes, valueStart, valueEnd, toolsField);
+  const parsed = walkFields(bytes, start, end, (number, wireType, _fieldStart, valueStart, valueEnd) => {
+    const carried = carriers.get(number);
+    if (carried === undefined || wireType !== WireType.LengthDelimited) return;
+    const path = `${prefix}${number}`;
+    if (typeof carried !== "number") {
+      if (!countTools(bytes, valueStart, valueEnd, carried, `${path}/`, totals)) inner = false;
+      return;
+    }
+    const tools = countEntries(bytes, valueStart, valueEnd, carried);
     if (tools < 0) inner = false;
-    carriers.push({ number, start: fieldStart, valueStart, end: valueEnd, toolsField });
-    toolsOf.set(number, (toolsOf.get(number) ?? 0) + tools);
+    totals.set(path, (totals.get(path) ?? 0) + tools);
   });
-  if (!parsed || !inner) return undefined;
-  return carriers.filter((c) => toolsOf.get(c.number)! > maxTools);
+  return parsed && inner;
 }
 
-/** Byte ranges of `bytes` to keep, adjacent ones merged. */
-class Ranges {
+/** The parts of a rewritten message, in order: ranges of the original (adjacent ones merged) and new bytes. */
+class Parts {
   readonly #bytes: ChunkedBytes;
-  readonly #starts: number[] = [];
-  readonly #ends: number[] = [];
+  readonly #parts: Uint8Array[] = [];
+  #from = -1;
+  #to = -1;
 
   constructor(bytes: ChunkedBytes) {
     this.#bytes = bytes;
   }
 
-  add(start: number, end: number): void {
-    const last = this.#ends.length - 1;
-    if (last >= 0 && this.#ends[last] === start) this.#ends[last] = end;
-    else {
-      this.#starts.push(start);
-      this.#ends.push(end);
+  keep(start: number, end: number): void {
+    if (this.#to === start) {
+      this.#to = end;
+      return;
     }
+    this.#flush();
+    this.#from = start;
+    this.#to = end;
   }
 
-  parts(): Uint8Array[] {
-    return this.#starts.flatMap((start, i) => this.#bytes.slice(start, this.#ends[i]!));
+  add(parts: readonly Uint8Array[]): void {
+    this.#flush();
+    appendAll(this.#parts, parts);
+  }
+
+  done(): Uint8Array[] {
+    this.#flush();
+    return this.#parts;
+  }
+
+  #flush(): void {
+    if (this.#from >= 0) appendAll(this.#parts, this.#bytes.slice(this.#from, this.#to));
+    this.#from = -1;
+    this.#to = -1;
   }
 }
 
@@ -234,49 +266,77 @@ function appendAll<T>(target: T[], items: readonly T[]): void {
   for (const item of items) target.push(item);
 }
 
-/** The message in `bytes[start, end)` without the `toolsField` entries after the first `keep`, and how many it kept. */
-function withToolsCut(bytes: ChunkedBytes, start: number, end: number, toolsField: number, keep: number): { parts: Uint8Array[]; kept: number } {
-  const ranges = new Ranges(bytes);
-  let tools = 0;
-  walkFields(bytes, start, end, (number, wireType, fieldStart, _valueStart, fieldEnd) => {
-    if (number === toolsField && wireType === WireType.LengthDelimited && tools++ >= keep) return;
-    ranges.add(fieldStart, fieldEnd);
+/** What a cut may still keep: tools left per over-cap path, and every path that leads to one. */
+interface Cut {
+  left: Map<string, number>;
+  through: Set<string>;
+}
+
+/**
+ * The message in `bytes[start, end)` with the lists of `cut` shortened to what is left of
+ * their `maxTools + 1` (occurrences share it), as parts: every other field as it was, each
+ * field on the way to a cut list with a new tag and length.
+ */
+function cutLists(bytes: ChunkedBytes, start: number, end: number, carriers: ToolCarriers, prefix: string, cut: Cut): Uint8Array[] {
+  const parts = new Parts(bytes);
+  walkFields(bytes, start, end, (number, wireType, fieldStart, valueStart, fieldEnd) => {
+    const carried = carriers.get(number);
+    const path = `${prefix}${number}`;
+    if (carried === undefined || wireType !== WireType.LengthDelimited || !cut.through.has(path)) {
+      parts.keep(fieldStart, fieldEnd);
+      return;
+    }
+    const inner =
+      typeof carried === "number"
+        ? withToolsCut(bytes, valueStart, fieldEnd, carried, path, cut)
+        : cutLists(bytes, valueStart, fieldEnd, carried, `${path}/`, cut);
+    const length = inner.reduce((n, p) => n + p.byteLength, 0);
+    parts.add([new BinaryWriter().tag(number, WireType.LengthDelimited).uint32(length).finish()]);
+    parts.add(inner);
   });
-  return { parts: ranges.parts(), kept: Math.min(tools, keep) };
+  return parts.done();
+}
+
+/** The message in `bytes[start, end)` without the `toolsField` entries beyond what `cut` has left for `path`. */
+function withToolsCut(bytes: ChunkedBytes, start: number, end: number, toolsField: number, path: string, cut: Cut): Uint8Array[] {
+  const parts = new Parts(bytes);
+  walkFields(bytes, start, end, (number, wireType, fieldStart, _valueStart, fieldEnd) => {
+    if (number === toolsField && wireType === WireType.LengthDelimited) {
+      const left = cut.left.get(path) ?? 0;
+      if (left <= 0) return;
+      cut.left.set(path, left - 1);
+    }
+    parts.keep(fieldStart, fieldEnd);
+  });
+  return parts.done();
 }
 
 /**
- * The SessionRequest in `bytes[start, end)` with every tools list longer than `maxTools` cut
- * to `maxTools + 1` entries, as parts (views of `bytes` and new field headers); undefined
- * when no list is over the cap, or when the message does not parse.
+ * The message in `bytes[start, end)` with every tools list that `carriers` name and that holds
+ * more than `maxTools` tools cut to `maxTools + 1` entries, as parts (views of `bytes` and new
+ * field headers); undefined when no list is over the cap, or when the message does not parse.
  */
-function cutParts(bytes: ChunkedBytes, start: number, end: number, maxTools: number): Uint8Array[] | undefined {
-  const overCap = overCapLists(bytes, start, end, maxTools);
-  if (overCap === undefined || overCap.length === 0) return undefined;
-  const parts: Uint8Array[] = [];
-  let keptTo = start;
-  /** Per field number, how many more tools its occurrences keep (they merge into one list). */
-  const left = new Map<number, number>();
-  for (const field of overCap) {
-    // Everything before the field is kept; its tag and length are written anew.
-    const cut = withToolsCut(bytes, field.valueStart, field.end, field.toolsField, left.get(field.number) ?? maxTools + 1);
-    left.set(field.number, (left.get(field.number) ?? maxTools + 1) - cut.kept);
-    const length = cut.parts.reduce((n, p) => n + p.byteLength, 0);
-    appendAll(parts, bytes.slice(keptTo, field.start));
-    parts.push(new BinaryWriter().tag(field.number, WireType.LengthDelimited).uint32(length).finish());
-    appendAll(parts, cut.parts);
-    keptTo = field.end;
+function cutParts(bytes: ChunkedBytes, start: number, end: number, maxTools: number, carriers: ToolCarriers): Uint8Array[] | undefined {
+  if (tooShortForOverCap(end - start, maxTools)) return undefined;
+  const totals = new Map<string, number>();
+  if (!countTools(bytes, start, end, carriers, "", totals)) return undefined;
+  const cut: Cut = { left: new Map(), through: new Set() };
+  for (const [path, tools] of totals) {
+    if (tools <= maxTools) continue;
+    cut.left.set(path, maxTools + 1);
+    const numbers = path.split("/");
+    for (let i = 1; i <= numbers.length; i++) cut.through.add(numbers.slice(0, i).join("/"));
   }
-  appendAll(parts, bytes.slice(keptTo, end));
-  return parts;
+  return cut.left.size === 0 ? undefined : cutLists(bytes, start, end, carriers, "", cut);
 }
 
 /**
- * `request` (a SessionRequest's bytes) with every tools list longer than `maxTools` cut to
- * `maxTools + 1` entries; `request` itself when none is, or when it does not parse.
+ * `request` (a SessionRequest's bytes, or those of the message `carriers` describe) with every
+ * tools list longer than `maxTools` cut to `maxTools + 1` entries; `request` itself when none
+ * is, or when it does not parse.
  */
-export function cutToolLists(request: Uint8Array, maxTools: number): Uint8Array {
-  const parts = cutParts(new ChunkedBytes([request]), 0, request.byteLength, maxTools);
+export function cutToolLists(request: Uint8Array, maxTools: number, carriers: ToolCarriers = SESSION_REQUEST_CARRIERS): Uint8Array {
+  const parts = cutParts(new ChunkedBytes([request]), 0, request.byteLength, maxTools, carriers);
   return parts === undefined ? request : Buffer.concat(parts);
 }
 
@@ -286,11 +346,11 @@ export function cutToolLists(request: Uint8Array, maxTools: number): Uint8Array 
  * and new field headers: nothing of the large message is copied). A message too short to
  * hold an over-cap list is not read at all.
  */
-function screenEnvelope(chunks: Uint8Array[], messageLength: number, maxTools: number): Uint8Array[] {
+function screenEnvelope(chunks: Uint8Array[], messageLength: number, maxTools: number, carriers: ToolCarriers): Uint8Array[] {
   if (tooShortForOverCap(messageLength, maxTools)) return chunks;
   const bytes = new ChunkedBytes(chunks);
   // Flags 0: neither compressed nor an end-of-stream envelope.
-  const cut = bytes.at(0) === 0 ? cutParts(bytes, ENVELOPE_HEADER_BYTES, bytes.length, maxTools) : undefined;
+  const cut = bytes.at(0) === 0 ? cutParts(bytes, ENVELOPE_HEADER_BYTES, bytes.length, maxTools, carriers) : undefined;
   if (cut === undefined) return chunks;
   const header = Buffer.alloc(ENVELOPE_HEADER_BYTES);
   header.writeUInt32BE(
@@ -312,7 +372,12 @@ function screenEnvelope(chunks: Uint8Array[], messageLength: number, maxTools: n
  * A hand-written iterator, not an async generator: every request of a session stream passes
  * here, and a chunk holding whole envelopes goes on in the promise that brought it.
  */
-export function screenedEnvelopes(body: AsyncIterable<Uint8Array>, maxTools: number, maxMessageBytes: number): AsyncIterableIterator<Uint8Array> {
+export function screenedEnvelopes(
+  body: AsyncIterable<Uint8Array>,
+  maxTools: number,
+  maxMessageBytes: number,
+  carriers: ToolCarriers = SESSION_REQUEST_CARRIERS,
+): AsyncIterableIterator<Uint8Array> {
   const source = body[Symbol.asyncIterator]();
   /** Screened chunks not yet handed on. */
   let ready: Uint8Array[] = [];
@@ -364,7 +429,7 @@ export function screenedEnvelopes(body: AsyncIterable<Uint8Array>, maxTools: num
       }
       pending.splice(0, used);
       size -= total;
-      appendAll(ready, screenEnvelope(envelope, length, maxTools));
+      appendAll(ready, screenEnvelope(envelope, length, maxTools, carriers));
       length = -1;
     }
   };
@@ -415,11 +480,53 @@ export function screenedEnvelopes(body: AsyncIterable<Uint8Array>, maxTools: num
   return iterator;
 }
 
-/** Makes the request body that connect reads from `request` the screened one. */
-export function screenToolLists(request: AsyncIterable<Uint8Array>, maxTools: number, maxMessageBytes: number): void {
+/**
+ * The body of a Connect unary call (one message, no envelope), screened: it is held until its
+ * end, as connect would, and then passed on whole or cut. A body beyond `maxMessageBytes`
+ * passes on unread: connect refuses it.
+ */
+export async function* screenedMessage(
+  body: AsyncIterable<Uint8Array>,
+  maxTools: number,
+  maxMessageBytes: number,
+  carriers: ToolCarriers,
+): AsyncGenerator<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const source = body[Symbol.asyncIterator]();
+  for (let read = await source.next(); read.done !== true; read = await source.next()) {
+    chunks.push(read.value);
+    size += read.value.byteLength;
+    if (size <= maxMessageBytes) continue;
+    for (const chunk of chunks) yield chunk;
+    for (let rest = await source.next(); rest.done !== true; rest = await source.next()) yield rest.value;
+    return;
+  }
+  const cut = cutParts(new ChunkedBytes(chunks), 0, size, maxTools, carriers);
+  for (const chunk of cut ?? chunks) yield chunk;
+}
+
+interface ScreenedRequest extends AsyncIterable<Uint8Array> {
+  headers: Record<string, string | string[] | undefined>;
+}
+
+/**
+ * Makes the request body that connect reads from `request` the screened one, when the call at
+ * `path` can carry tools and its `contentType` is binary; anything else is left as it is.
+ */
+export function screenToolLists(request: ScreenedRequest, path: string, contentType: string | undefined, maxTools: number, maxMessageBytes: number): void {
+  const carriers = CARRIERS_OF_PATH.get(path);
+  if (carriers === undefined || contentType === undefined) return;
+  let screened: (body: AsyncIterable<Uint8Array>) => AsyncIterator<Uint8Array>;
+  if (BINARY_STREAM.test(contentType)) screened = (body) => screenedEnvelopes(body, maxTools, maxMessageBytes, carriers);
+  else if (BINARY_UNARY.test(contentType)) {
+    // A cut body is shorter than declared, and connect holds a body to its declared length.
+    delete request.headers["content-length"];
+    screened = (body) => screenedMessage(body, maxTools, maxMessageBytes, carriers);
+  } else return;
   const body = request[Symbol.asyncIterator].bind(request);
   Object.defineProperty(request, Symbol.asyncIterator, {
     configurable: true,
-    value: () => screenedEnvelopes({ [Symbol.asyncIterator]: body }, maxTools, maxMessageBytes)[Symbol.asyncIterator](),
+    value: () => screened({ [Symbol.asyncIterator]: body }),
   });
 }

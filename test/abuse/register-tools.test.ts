@@ -8,9 +8,15 @@ import { startServer, type TestServer } from "../support/server.ts";
 import { type SessionClientFactory, type SessionRequestInit, sessionClientFactory, sessionRequestBytes } from "../support/session-client.ts";
 import { barrier, nextOf, readTurn, rq, startSession, tool, valuesOf } from "../support/session-protocol.ts";
 import { STALL_BOUND_MS, startBystander } from "../support/bystander.ts";
-import { fromBinary } from "@bufbuild/protobuf";
-import { SessionResponseSchema } from "../../src/gen/roz/v1/agent_pb.js";
-import { grpcFrame, grpcHeaders, h2Request } from "../server/raw-h2.ts";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import {
+  AttachSessionRequestSchema,
+  SendToSessionRequestSchema,
+  SendToSessionResponseSchema,
+  SessionRequestSchema,
+  SessionResponseSchema,
+} from "../../src/gen/roz/v1/agent_pb.js";
+import { grpcFrame, grpcHeaders, h2Request, parseGrpcFrames } from "../server/raw-h2.ts";
 
 const tools = (n: number, prefix = "t") => Array.from({ length: n }, (_, i) => tool(`${prefix}${i}`));
 const INVALID_ARGUMENT = 3;
@@ -103,6 +109,54 @@ describe("tool caps on a server", () => {
       expect(report.p99Ms, JSON.stringify(report)).toBeLessThan(STALL_BOUND_MS);
       // This process runs the server: decoding the whole list held its loop 0.8-1.4 s here, the cut list under 0.1 s.
       expect(report.loopMaxMs, JSON.stringify(report)).toBeLessThan(400);
+    }, 60_000);
+  }
+
+  // The same lists reach a session through SendToSession (field 2 holds the SessionRequest) and
+  // AttachSession (field 1 holds a StartSession): they are cut before decoding too.
+  const minimalTools = Array.from({ length: 350_000 }, (_, i) => ({ name: `t${i}` }));
+  const refusesWithoutStall = async (path: string, contentType: string, message: Uint8Array, enveloped: boolean) => {
+    const bystander = await startBystander(server.url);
+    const body = enveloped ? grpcFrame(Buffer.from(message)) : Buffer.from(message);
+    expect(body.byteLength).toBeGreaterThan(3_500_000);
+    const response = await h2Request(server.url, grpcHeaders(path, contentType), body, 30_000);
+    const report = await bystander.stop();
+    expect(report.p99Ms, JSON.stringify(report)).toBeLessThan(STALL_BOUND_MS);
+    expect(report.loopMaxMs, JSON.stringify(report)).toBeLessThan(400);
+    return response;
+  };
+
+  for (const [contentType, enveloped] of [
+    ["application/grpc", true],
+    ["application/grpc-web+proto", true],
+    ["application/proto", false],
+  ] as const) {
+    it(`SendToSession: a 4 MiB register_tools is cut before decoding and refused in-band (${contentType})`, async () => {
+      const session = factory.open();
+      const { sessionId } = await startSession(session);
+      const register = create(SessionRequestSchema, rq.register(minimalTools));
+      const message = toBinary(SendToSessionRequestSchema, create(SendToSessionRequestSchema, { sessionId, request: register }));
+      const response = await refusesWithoutStall("/roz.v1.AgentService/SendToSession", contentType, message, enveloped);
+      // Accepted by the call (the session answers in-band), as any register_tools is.
+      const reply = enveloped ? parseGrpcFrames(response.data)[0]! : response.data;
+      expect(Number(fromBinary(SendToSessionResponseSchema, reply).lastSeq)).toBeGreaterThan(0);
+      expect(await nextOf(session, "error")).toMatchObject({ code: "invalid_argument", message: expect.stringContaining("more than 512 tools") });
+      session.end();
+      await session.status;
+    }, 60_000);
+  }
+
+  for (const contentType of ["application/grpc", "application/connect+proto"]) {
+    it(`AttachSession: a 4 MiB start is cut before decoding and refused (${contentType})`, async () => {
+      const message = toBinary(AttachSessionRequestSchema, create(AttachSessionRequestSchema, { target: { case: "start", value: { tools: minimalTools } } }));
+      const response = await refusesWithoutStall("/roz.v1.AgentService/AttachSession", contentType, message, true);
+      const messages = parseGrpcFrames(response.data)
+        .filter((_, i, all) => contentType === "application/grpc" || i < all.length - 1)
+        .map((m) => fromBinary(SessionResponseSchema, m));
+      expect(messages[0]?.response).toMatchObject({
+        case: "error",
+        value: { code: "invalid_argument", message: expect.stringContaining("more than 512 tools") },
+      });
     }, 60_000);
   }
 });

@@ -1,12 +1,12 @@
-import { fromBinary } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { SessionRequestSchema } from "../../src/gen/roz/v1/agent_pb.js";
-import { cutToolLists, isScreenedContentType, screenedEnvelopes } from "../../src/rpc/tool-screen.ts";
+import { AttachSessionRequestSchema, SendToSessionRequestSchema, SessionRequestSchema } from "../../src/gen/roz/v1/agent_pb.js";
+import { cutToolLists, screenedEnvelopes, screenToolLists } from "../../src/rpc/tool-screen.ts";
 import { grpcFrame } from "../server/raw-h2.ts";
 import { type SessionRequestInit, sessionRequestBytes as bytesOf } from "../support/session-client.ts";
 import { rq, tool } from "../support/session-protocol.ts";
 
-const tools = (n: number) => Array.from({ length: n }, (_, i) => tool(`t${i}`));
+const tools = (n: number, prefix = "t") => Array.from({ length: n }, (_, i) => tool(`${prefix}${i}`));
 const decode = (bytes: Uint8Array) => fromBinary(SessionRequestSchema, bytes);
 const envelope = (message: Uint8Array, compressed = false) => grpcFrame(Buffer.from(message), { compressed });
 async function collect(chunks: Uint8Array[], maxTools: number): Promise<Buffer> {
@@ -160,11 +160,84 @@ describe("screenedEnvelopes", () => {
   });
 });
 
-it("screens the binary content types only", () => {
-  for (const type of ["application/grpc", "application/grpc+proto", "application/grpc-web", "application/grpc-web+proto", "application/connect+proto"]) {
-    expect(isScreenedContentType(type), type).toBe(true);
-  }
-  for (const type of ["application/grpc+json", "application/connect+json", "application/grpc-web-text", "application/json", undefined]) {
-    expect(isScreenedContentType(type), String(type)).toBe(false);
-  }
+describe("screenToolLists", () => {
+  /** Whether the screen took over the body of a request to `path` of `contentType`. */
+  const screens = (path: string, contentType: string | undefined): boolean => {
+    const body = async function* (): AsyncGenerator<Uint8Array> {};
+    const request = { headers: { "content-length": "10" }, [Symbol.asyncIterator]: body };
+    screenToolLists(request, path, contentType, 512, 4 * 1024 * 1024);
+    return request[Symbol.asyncIterator] !== body;
+  };
+  const method = (name: string) => `/roz.v1.AgentService/${name}`;
+
+  it("screens the binary content types of the calls that carry tools only", () => {
+    for (const name of ["StreamSession", "SendToSession", "AttachSession"]) {
+      for (const type of [
+        "application/grpc",
+        "application/grpc+proto",
+        "application/grpc-web",
+        "application/grpc-web+proto",
+        "application/connect+proto",
+        "application/proto",
+      ]) {
+        expect(screens(method(name), type), `${name} ${type}`).toBe(true);
+      }
+      for (const type of ["application/grpc+json", "application/connect+json", "application/grpc-web-text", "application/json", undefined]) {
+        expect(screens(method(name), type), `${name} ${type}`).toBe(false);
+      }
+    }
+    for (const name of ["ListSessions", "WatchTeam", "Nope"]) expect(screens(method(name), "application/grpc"), name).toBe(false);
+  });
+
+  it("a Connect unary body loses its declared length (a cut one is shorter)", () => {
+    const request = { headers: { "content-length": "10" } as Record<string, string>, [Symbol.asyncIterator]: async function* () {} };
+    screenToolLists(request, method("SendToSession"), "application/proto", 512, 4 * 1024 * 1024);
+    expect(request.headers["content-length"]).toBeUndefined();
+  });
+});
+
+describe("nested carriers", () => {
+  const sendTo = (request: SessionRequestInit) =>
+    toBinary(SendToSessionRequestSchema, create(SendToSessionRequestSchema, { sessionId: "s", request: create(SessionRequestSchema, request) }));
+  /** The message as connect would read it from a Connect unary call to `name`, in 7-byte chunks. */
+  const collectMessage = async (bytes: Uint8Array, name: string): Promise<Uint8Array> => {
+    async function* body(): AsyncGenerator<Uint8Array> {
+      for (let at = 0; at < bytes.byteLength; at += 7) yield bytes.subarray(at, at + 7);
+    }
+    const request = { headers: {}, [Symbol.asyncIterator]: body };
+    screenToolLists(request, `/roz.v1.AgentService/${name}`, "application/proto", 10, 4 * 1024 * 1024);
+    const out: Uint8Array[] = [];
+    for await (const chunk of request) out.push(chunk);
+    return Buffer.concat(out);
+  };
+
+  it("SendToSession: the register_tools inside `request` is cut; the other fields stay as they were", async () => {
+    const bytes = sendTo(rq.register(tools(40), "ide", "context"));
+    const out = await collectMessage(bytes, "SendToSession");
+    const decoded = fromBinary(SendToSessionRequestSchema, out);
+    expect(decoded.sessionId).toBe("s");
+    expect(decoded.request?.request).toMatchObject({ case: "registerTools", value: { source: "ide", tools: expect.any(Array) } });
+    expect((decoded.request!.request.value as { tools: unknown[] }).tools).toHaveLength(11);
+  });
+
+  it("SendToSession: a list under the cap passes byte for byte", async () => {
+    const bytes = sendTo(rq.register(tools(10)));
+    expect(Buffer.from(await collectMessage(bytes, "SendToSession")).equals(Buffer.from(bytes))).toBe(true);
+  });
+
+  it("SendToSession: two `request` occurrences that a decoder merges are cut to 11 tools in all", async () => {
+    const bytes = Buffer.concat([sendTo(rq.register(tools(8, "a"))), sendTo(rq.register(tools(8, "b")))]);
+    const decoded = fromBinary(SendToSessionRequestSchema, await collectMessage(bytes, "SendToSession"));
+    expect((decoded.request!.request.value as { tools: unknown[] }).tools).toHaveLength(11);
+  });
+
+  it("AttachSession: the tools of `start` are cut", async () => {
+    const bytes = toBinary(
+      AttachSessionRequestSchema,
+      create(AttachSessionRequestSchema, { target: { case: "start", value: { tools: tools(30), model: "m" } } }),
+    );
+    const decoded = fromBinary(AttachSessionRequestSchema, await collectMessage(bytes, "AttachSession"));
+    expect(decoded.target).toMatchObject({ case: "start", value: { model: "m" } });
+    expect((decoded.target.value as { tools: unknown[] }).tools).toHaveLength(11);
+  });
 });
