@@ -11,6 +11,7 @@
  * them as before, within the message size limit.
  */
 
+import type { DescField } from "@bufbuild/protobuf";
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import {
   AgentService,
@@ -24,34 +25,46 @@ import {
 
 const ENVELOPE_HEADER_BYTES = 5;
 
-/**
- * The fields of a message that carry tools: field number → the number of the `tools` field in
- * that field's message, or the carriers of that message one level further down.
- */
-export type ToolCarriers = ReadonlyMap<number, number | ToolCarriers>;
-
-const startTools = StartSessionSchema.field.tools.number;
+/** A field whose message carries tools: the `tools` field of that message, or carriers one level further down. */
+type Carrier = { field: DescField; tools: DescField } | { field: DescField; within: readonly Carrier[] };
 
 /** SessionRequest: its start, user_message and register_tools. */
-export const SESSION_REQUEST_CARRIERS: ToolCarriers = new Map([
-  [SessionRequestSchema.field.start.number, startTools],
-  [SessionRequestSchema.field.userMessage.number, UserMessageSchema.field.tools.number],
-  [SessionRequestSchema.field.registerTools.number, RegisterToolsSchema.field.tools.number],
-]);
+const SESSION_REQUEST: readonly Carrier[] = [
+  { field: SessionRequestSchema.field.start, tools: StartSessionSchema.field.tools },
+  { field: SessionRequestSchema.field.userMessage, tools: UserMessageSchema.field.tools },
+  { field: SessionRequestSchema.field.registerTools, tools: RegisterToolsSchema.field.tools },
+];
 
 const methodPath = (name: string): string => `/${AgentService.typeName}/${name}`;
 
-/** The request carriers of each method whose requests can carry tools, by HTTP path. */
-const CARRIERS_OF_PATH = new Map<string, ToolCarriers>([
-  [methodPath(AgentService.method.streamSession.name), SESSION_REQUEST_CARRIERS],
-  [methodPath(AgentService.method.sendToSession.name), new Map([[SendToSessionRequestSchema.field.request.number, SESSION_REQUEST_CARRIERS]])],
-  [methodPath(AgentService.method.attachSession.name), new Map([[AttachSessionRequestSchema.field.start.number, startTools]])],
+/** The carriers of the request of each method whose requests can carry tools, by HTTP path. */
+const CARRIERS_OF_PATH = new Map<string, readonly Carrier[]>([
+  [methodPath(AgentService.method.streamSession.name), SESSION_REQUEST],
+  [methodPath(AgentService.method.sendToSession.name), [{ field: SendToSessionRequestSchema.field.request, within: SESSION_REQUEST }]],
+  [methodPath(AgentService.method.attachSession.name), [{ field: AttachSessionRequestSchema.field.start, tools: StartSessionSchema.field.tools }]],
 ]);
 
-/** Binary content types of enveloped messages (gRPC, gRPC-Web, Connect streaming). */
+/**
+ * The binary form of carriers: field number → the number of the `tools` field in that field's
+ * message, or the numbers one level further down.
+ */
+type ToolCarriers = ReadonlyMap<number, number | ToolCarriers>;
+
+const numbersOf = (carriers: readonly Carrier[]): ToolCarriers =>
+  new Map(carriers.map((c) => [c.field.number, "within" in c ? numbersOf(c.within) : c.tools.number]));
+
+/** The names a JSON message may use for a field (its JSON name, or its name in the .proto). */
+const namesOf = (field: DescField): string[] => [...new Set([field.jsonName, field.name])];
+
+/** Enveloped messages (gRPC, gRPC-Web, Connect streaming), binary or JSON. */
 const BINARY_STREAM = /^application\/(grpc(-web)?(\+proto)?|connect\+proto)(;|$)/i;
-/** The binary content type of a Connect unary call: the body is the one message. */
+const JSON_STREAM = /^application\/(grpc(-web)?|connect)\+json(;|$)/i;
+/** A Connect unary call: the body is the one message. */
 const BINARY_UNARY = /^application\/proto(;|$)/i;
+const JSON_UNARY = /^application\/json(;|$)/i;
+
+/** Cuts a message in `bytes[start, end)`: its parts when a tools list was over the cap, else undefined. */
+type MessageCut = (bytes: ChunkedBytes, start: number, end: number) => Uint8Array[] | undefined;
 
 /**
  * A message's bytes as they arrived, in several chunks, read by absolute position without
@@ -330,13 +343,70 @@ function cutParts(bytes: ChunkedBytes, start: number, end: number, maxTools: num
   return cut.left.size === 0 ? undefined : cutLists(bytes, start, end, carriers, "", cut);
 }
 
+const SESSION_REQUEST_NUMBERS = numbersOf(SESSION_REQUEST);
+
+/** The cut of binary messages that `carriers` describe. */
+function binaryCut(carriers: readonly Carrier[], maxTools: number): MessageCut {
+  const numbers = numbersOf(carriers);
+  return (bytes, start, end) => cutParts(bytes, start, end, maxTools, numbers);
+}
+
 /**
- * `request` (a SessionRequest's bytes, or those of the message `carriers` describe) with every
- * tools list longer than `maxTools` cut to `maxTools + 1` entries; `request` itself when none
- * is, or when it does not parse.
+ * Cuts, in the parsed JSON `message`, every tools list that `carriers` name and that holds
+ * more than `maxTools` tools to `maxTools + 1`; true when it cut one.
  */
-export function cutToolLists(request: Uint8Array, maxTools: number, carriers: ToolCarriers = SESSION_REQUEST_CARRIERS): Uint8Array {
-  const parts = cutParts(new ChunkedBytes([request]), 0, request.byteLength, maxTools, carriers);
+function cutJsonLists(message: unknown, carriers: readonly Carrier[], maxTools: number): boolean {
+  if (typeof message !== "object" || message === null) return false;
+  let cut = false;
+  for (const carrier of carriers) {
+    for (const name of namesOf(carrier.field)) {
+      const value = (message as Record<string, unknown>)[name];
+      if ("within" in carrier) {
+        if (cutJsonLists(value, carrier.within, maxTools)) cut = true;
+        continue;
+      }
+      if (typeof value !== "object" || value === null) continue;
+      for (const toolsName of namesOf(carrier.tools)) {
+        const list = (value as Record<string, unknown>)[toolsName];
+        if (!Array.isArray(list) || list.length <= maxTools) continue;
+        list.length = maxTools + 1;
+        cut = true;
+      }
+    }
+  }
+  return cut;
+}
+
+/**
+ * The cut of JSON messages that `carriers` describe. Every tool is a JSON object: a message
+ * with no more `{` than the cap holds no list over it and is not parsed. One that may is
+ * parsed (some 30 ms for 4 MiB, against 0.3–0.5 s for connect to decode 200,000 tools) and,
+ * when a list was over the cap, written anew.
+ */
+const jsonCut =
+  (carriers: readonly Carrier[], maxTools: number): MessageCut =>
+  (bytes, start, end) => {
+    const views = bytes.slice(start, end);
+    let objects = 0;
+    count: for (const view of views) {
+      for (let i = view.indexOf(0x7b); i >= 0; i = view.indexOf(0x7b, i + 1)) if (++objects > maxTools) break count;
+    }
+    if (objects <= maxTools) return undefined;
+    let message: unknown;
+    try {
+      message = JSON.parse(Buffer.concat(views).toString("utf8"));
+    } catch {
+      return undefined;
+    }
+    return cutJsonLists(message, carriers, maxTools) ? [Buffer.from(JSON.stringify(message))] : undefined;
+  };
+
+/**
+ * `request` (a SessionRequest's bytes) with every tools list longer than `maxTools` cut to
+ * `maxTools + 1` entries; `request` itself when none is, or when it does not parse.
+ */
+export function cutToolLists(request: Uint8Array, maxTools: number): Uint8Array {
+  const parts = cutParts(new ChunkedBytes([request]), 0, request.byteLength, maxTools, SESSION_REQUEST_NUMBERS);
   return parts === undefined ? request : Buffer.concat(parts);
 }
 
@@ -346,11 +416,11 @@ export function cutToolLists(request: Uint8Array, maxTools: number, carriers: To
  * and new field headers: nothing of the large message is copied). A message too short to
  * hold an over-cap list is not read at all.
  */
-function screenEnvelope(chunks: Uint8Array[], messageLength: number, maxTools: number, carriers: ToolCarriers): Uint8Array[] {
+function screenEnvelope(chunks: Uint8Array[], messageLength: number, maxTools: number, cutMessage: MessageCut): Uint8Array[] {
   if (tooShortForOverCap(messageLength, maxTools)) return chunks;
   const bytes = new ChunkedBytes(chunks);
   // Flags 0: neither compressed nor an end-of-stream envelope.
-  const cut = bytes.at(0) === 0 ? cutParts(bytes, ENVELOPE_HEADER_BYTES, bytes.length, maxTools, carriers) : undefined;
+  const cut = bytes.at(0) === 0 ? cutMessage(bytes, ENVELOPE_HEADER_BYTES, bytes.length) : undefined;
   if (cut === undefined) return chunks;
   const header = Buffer.alloc(ENVELOPE_HEADER_BYTES);
   header.writeUInt32BE(
@@ -376,7 +446,7 @@ export function screenedEnvelopes(
   body: AsyncIterable<Uint8Array>,
   maxTools: number,
   maxMessageBytes: number,
-  carriers: ToolCarriers = SESSION_REQUEST_CARRIERS,
+  cutMessage: MessageCut = binaryCut(SESSION_REQUEST, maxTools),
 ): AsyncIterableIterator<Uint8Array> {
   const source = body[Symbol.asyncIterator]();
   /** Screened chunks not yet handed on. */
@@ -429,7 +499,7 @@ export function screenedEnvelopes(
       }
       pending.splice(0, used);
       size -= total;
-      appendAll(ready, screenEnvelope(envelope, length, maxTools, carriers));
+      appendAll(ready, screenEnvelope(envelope, length, maxTools, cutMessage));
       length = -1;
     }
   };
@@ -485,11 +555,11 @@ export function screenedEnvelopes(
  * end, as connect would, and then passed on whole or cut. A body beyond `maxMessageBytes`
  * passes on unread: connect refuses it.
  */
-export async function* screenedMessage(
+async function* screenedMessage(
   body: AsyncIterable<Uint8Array>,
   maxTools: number,
   maxMessageBytes: number,
-  carriers: ToolCarriers,
+  cutMessage: MessageCut,
 ): AsyncGenerator<Uint8Array> {
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -502,7 +572,7 @@ export async function* screenedMessage(
     for (let rest = await source.next(); rest.done !== true; rest = await source.next()) yield rest.value;
     return;
   }
-  const cut = cutParts(new ChunkedBytes(chunks), 0, size, maxTools, carriers);
+  const cut = tooShortForOverCap(size, maxTools) ? undefined : cutMessage(new ChunkedBytes(chunks), 0, size);
   for (const chunk of cut ?? chunks) yield chunk;
 }
 
@@ -517,16 +587,17 @@ interface ScreenedRequest extends AsyncIterable<Uint8Array> {
 export function screenToolLists(request: ScreenedRequest, path: string, contentType: string | undefined, maxTools: number, maxMessageBytes: number): void {
   const carriers = CARRIERS_OF_PATH.get(path);
   if (carriers === undefined || contentType === undefined) return;
-  let screened: (body: AsyncIterable<Uint8Array>) => AsyncIterator<Uint8Array>;
-  if (BINARY_STREAM.test(contentType)) screened = (body) => screenedEnvelopes(body, maxTools, maxMessageBytes, carriers);
-  else if (BINARY_UNARY.test(contentType)) {
-    // A cut body is shorter than declared, and connect holds a body to its declared length.
-    delete request.headers["content-length"];
-    screened = (body) => screenedMessage(body, maxTools, maxMessageBytes, carriers);
-  } else return;
+  const json = JSON_STREAM.test(contentType) || JSON_UNARY.test(contentType);
+  const enveloped = json ? JSON_STREAM.test(contentType) : BINARY_STREAM.test(contentType);
+  if (!json && !enveloped && !BINARY_UNARY.test(contentType)) return;
+  const cutMessage = (json ? jsonCut : binaryCut)(carriers, maxTools);
+  // A cut body is shorter than declared, and connect holds a unary body to its declared length.
+  if (!enveloped) delete request.headers["content-length"];
   const body = request[Symbol.asyncIterator].bind(request);
+  const source = { [Symbol.asyncIterator]: body };
   Object.defineProperty(request, Symbol.asyncIterator, {
     configurable: true,
-    value: () => screened({ [Symbol.asyncIterator]: body }),
+    value: () =>
+      enveloped ? screenedEnvelopes(source, maxTools, maxMessageBytes, cutMessage) : screenedMessage(source, maxTools, maxMessageBytes, cutMessage),
   });
 }

@@ -159,4 +159,39 @@ describe("tool caps on a server", () => {
       });
     }, 60_000);
   }
+
+  // JSON requests: 200,000 tools of a name fill most of 4 MiB; decoding them took 0.3-0.5 s.
+  const jsonTools = minimalTools.slice(0, 200_000);
+  const jsonStart = (tools: unknown[]) => ({ start: { tools } });
+
+  it("SendToSession (application/json): a register_tools of 200,000 tools is cut before decoding and refused in-band", async () => {
+    const session = factory.open();
+    const { sessionId } = await startSession(session);
+    const message = Buffer.from(JSON.stringify({ sessionId, request: { registerTools: { tools: jsonTools } } }));
+    const response = await refusesWithoutStall("/roz.v1.AgentService/SendToSession", "application/json", message, false);
+    expect(Number(JSON.parse(response.data.toString()).lastSeq)).toBeGreaterThan(0);
+    expect(await nextOf(session, "error")).toMatchObject({ code: "invalid_argument", message: expect.stringContaining("more than 512 tools") });
+    session.end();
+    await session.status;
+  }, 60_000);
+
+  for (const [path, contentType, message, expected] of [
+    ["StreamSession", "application/connect+json", { register_tools: { tools: jsonTools } }, "more than 512 tools"],
+    ["StreamSession", "application/grpc-web+json", { registerTools: { tools: jsonTools } }, "more than 512 tools"],
+    ["AttachSession", "application/connect+json", jsonStart(jsonTools), "more than 512 tools"],
+  ] as const) {
+    it(`${path} (${contentType}): a JSON list of 200,000 tools is cut before decoding and refused in-band`, async () => {
+      const first = path === "StreamSession" ? [grpcFrame(Buffer.from(JSON.stringify(jsonStart([]))))] : [];
+      const body = Buffer.concat([...first, grpcFrame(Buffer.from(JSON.stringify(message)))]);
+      const bystander = await startBystander(server.url);
+      const response = await h2Request(server.url, grpcHeaders(`/roz.v1.AgentService/${path}`, contentType), body, 30_000);
+      const report = await bystander.stop();
+      expect(report.p99Ms, JSON.stringify(report)).toBeLessThan(STALL_BOUND_MS);
+      expect(report.loopMaxMs, JSON.stringify(report)).toBeLessThan(200);
+      const errors = parseGrpcFrames(response.data)
+        .map((m) => m.toString())
+        .filter((m) => m.startsWith('{"error"'));
+      expect(errors[0]).toContain(expected);
+    }, 60_000);
+  }
 });

@@ -170,21 +170,12 @@ describe("screenToolLists", () => {
   };
   const method = (name: string) => `/roz.v1.AgentService/${name}`;
 
-  it("screens the binary content types of the calls that carry tools only", () => {
+  it("screens the binary and JSON content types of the calls that carry tools only", () => {
+    const screened = ["application/grpc", "application/grpc+proto", "application/grpc-web", "application/grpc-web+proto", "application/connect+proto"];
+    screened.push("application/proto", "application/grpc+json", "application/grpc-web+json", "application/connect+json", "application/json");
     for (const name of ["StreamSession", "SendToSession", "AttachSession"]) {
-      for (const type of [
-        "application/grpc",
-        "application/grpc+proto",
-        "application/grpc-web",
-        "application/grpc-web+proto",
-        "application/connect+proto",
-        "application/proto",
-      ]) {
-        expect(screens(method(name), type), `${name} ${type}`).toBe(true);
-      }
-      for (const type of ["application/grpc+json", "application/connect+json", "application/grpc-web-text", "application/json", undefined]) {
-        expect(screens(method(name), type), `${name} ${type}`).toBe(false);
-      }
+      for (const type of screened) expect(screens(method(name), type), `${name} ${type}`).toBe(true);
+      for (const type of ["application/grpc-web-text", "text/plain", undefined]) expect(screens(method(name), type), `${name} ${type}`).toBe(false);
     }
     for (const name of ["ListSessions", "WatchTeam", "Nope"]) expect(screens(method(name), "application/grpc"), name).toBe(false);
   });
@@ -239,5 +230,42 @@ describe("nested carriers", () => {
     const decoded = fromBinary(AttachSessionRequestSchema, await collectMessage(bytes, "AttachSession"));
     expect(decoded.target).toMatchObject({ case: "start", value: { model: "m" } });
     expect((decoded.target.value as { tools: unknown[] }).tools).toHaveLength(11);
+  });
+});
+
+describe("JSON messages", () => {
+  /** The message as connect would read it from a Connect unary JSON call to `name`. */
+  const screenedJson = async (message: unknown, name: string, maxTools = 10): Promise<Buffer> => {
+    const bytes = Buffer.from(typeof message === "string" ? message : JSON.stringify(message));
+    async function* body(): AsyncGenerator<Uint8Array> {
+      for (let at = 0; at < bytes.byteLength; at += 1000) yield bytes.subarray(at, at + 1000);
+    }
+    const request = { headers: {}, [Symbol.asyncIterator]: body };
+    screenToolLists(request, `/roz.v1.AgentService/${name}`, "application/json", maxTools, 4 * 1024 * 1024);
+    const out: Uint8Array[] = [];
+    for await (const chunk of request) out.push(chunk);
+    return Buffer.concat(out);
+  };
+  const names = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `t${i}` }));
+
+  it("cuts lists under either name of a field (JSON or .proto), nested ones too", async () => {
+    const camel = JSON.parse(
+      (await screenedJson({ sessionId: "s", request: { registerTools: { tools: names(40), source: "ide" } } }, "SendToSession")).toString(),
+    );
+    expect(camel).toEqual({ sessionId: "s", request: { registerTools: { tools: names(11), source: "ide" } } });
+    const snake = JSON.parse((await screenedJson({ session_id: "s", request: { register_tools: { tools: names(40) } } }, "SendToSession")).toString());
+    expect(snake.request.register_tools.tools).toHaveLength(11);
+    const start = JSON.parse((await screenedJson({ start: { tools: names(12), model: "m" } }, "AttachSession")).toString());
+    expect(start).toEqual({ start: { tools: names(11), model: "m" } });
+  });
+
+  it("passes a message within the cap, one with few objects and one that does not parse byte for byte", async () => {
+    for (const message of [
+      JSON.stringify({ request: { registerTools: { tools: names(10) } }, sessionId: "s" }),
+      JSON.stringify({ request: { userMessage: { content: "x".repeat(5000) } } }),
+      `{"request": {"registerTools": {"tools": [${"{},".repeat(40)}`,
+    ]) {
+      expect((await screenedJson(message, "SendToSession")).toString()).toBe(message);
+    }
   });
 });
