@@ -145,6 +145,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
         maxConnectionsPerAddress: config.maxConnectionsPerAddress,
         maxStreamsPerSecond: config.maxStreamsPerSecond,
         maxResetsPerSecond: config.maxResetsPerSecond,
+        maxDrainBytes: config.maxMessageBytes,
       });
       return onePort.server as unknown as import("node:http").Server;
     },
@@ -159,7 +160,9 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       encodeGrpcMessagesOf(reply.raw as unknown as Http2ServerResponse);
     }
     // Over-cap tool lists are cut before connect decodes them (decoding is what costs).
-    if (request.method === "POST") screenToolLists(request.raw, request.url, contentType, config.maxToolsPerRequest, config.maxMessageBytes);
+    // The route's path: a query string or a percent-encoded letter reach the same handler.
+    const route = request.routeOptions.url;
+    if (request.method === "POST" && route !== undefined) screenToolLists(request.raw, route, contentType, config.maxToolsPerRequest, config.maxMessageBytes);
   });
 
   const store =

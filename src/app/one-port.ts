@@ -28,6 +28,12 @@ export interface OnePortOptions {
   maxStreamsPerSecond?: number;
   /** HTTP/2 streams a connection may reset itself per second; beyond it the connection is closed (0 = no cap). */
   maxResetsPerSecond?: number;
+  /**
+   * HTTP/1.1: how much of a body left unread when its response was sent (a refused or
+   * oversized request) is read on, so that the connection can serve its next request; beyond
+   * it, or after `headersTimeoutMs`, the connection is closed.
+   */
+  maxDrainBytes: number;
 }
 
 /**
@@ -53,7 +59,7 @@ export class OnePortServer {
 
   constructor(handler: Handler, options: OnePortOptions) {
     this.#options = options;
-    const h2Handler = guardStreams(handler);
+    const h2Handler = guardStreams(handler, options);
     const h2Settings: http2.Settings = { maxConcurrentStreams: options.maxConcurrentStreams };
     // nghttp2's own rapid-reset guard, behind ours: a burst of client resets four times our per-second
     // cap ends the session before any more streams reach JavaScript (Node's default burst is
@@ -64,7 +70,7 @@ export class OnePortServer {
     this.#h1 = http.createServer(
       // Node checks header timeouts on this interval: keep it well below the timeout itself.
       { connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(options.headersTimeoutMs / 4))) },
-      handler as http.RequestListener,
+      drainWhenAnswered(handler, options) as http.RequestListener,
     );
     configureHttp1(this.#h1, options.headersTimeoutMs);
     this.#h1.on("connection", (socket: Socket) => this.#trackHttp1(socket));
@@ -270,7 +276,7 @@ type Exchange = [http2.Http2ServerRequest, http2.Http2ServerResponse];
  *   the resets behind it in the buffer were read: streams already reset are dropped instead
  *   of dispatched. A client that opens a few streams at once never waits.
  */
-function guardStreams(handler: Handler): (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void {
+function guardStreams(handler: Handler, options: OnePortOptions): (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void {
   const waiting = new Map<http2.Http2Session, Exchange[]>();
   let dispatchedThisTurn = 0;
   let nextTurnScheduled = false;
@@ -305,7 +311,7 @@ function guardStreams(handler: Handler): (req: http2.Http2ServerRequest, res: ht
   };
   return (req, res) => {
     // HTTP/1.1 inside TLS (ALPN) reaches this handler too.
-    if (req.httpVersionMajor < 2) return handler(req, res);
+    if (req.httpVersionMajor < 2) return drainWhenAnswered(handler, options)(req, res);
     if (!live(req)) return;
     resetWhenAnswered(req);
     if (waiting.size === 0 && dispatchedThisTurn < STREAMS_PER_TURN) return dispatch([req, res]);
@@ -332,6 +338,38 @@ function resetWhenAnswered(req: http2.Http2ServerRequest): void {
       if (!stream.destroyed && !stream.closed && !req.complete) stream.close(http2.constants.NGHTTP2_NO_ERROR);
     });
   });
+}
+
+/**
+ * The HTTP/1.1 counterpart of `resetWhenAnswered`: a response sent while part of its request's
+ * body is unread (connect stops reading a body over its limit) would leave the connection
+ * stuck, the next request behind bytes nobody reads. The rest is read and dropped, up to
+ * `maxDrainBytes` and within `headersTimeoutMs`; beyond, or when the request was already let go
+ * (destroyed), the connection is closed after the response.
+ */
+function drainWhenAnswered(handler: Handler, options: Pick<OnePortOptions, "maxDrainBytes" | "headersTimeoutMs">): Handler {
+  return (req, res) => {
+    const socket = "socket" in req ? req.socket : null;
+    res.once("finish", () => {
+      if (req.complete || socket === null || socket.destroyed) return;
+      const timer = setTimeout(() => socket.destroy(), options.headersTimeoutMs);
+      timer.unref();
+      socket.once("close", () => clearTimeout(timer));
+      // A reader that gave up destroyed the request: nothing can read the rest, the connection ends after the response.
+      if (req.destroyed) {
+        socket.end();
+        return;
+      }
+      let drained = 0;
+      req.on("data", (chunk: Buffer) => {
+        drained += chunk.byteLength;
+        if (drained > options.maxDrainBytes) socket.destroy();
+      });
+      req.once("end", () => clearTimeout(timer));
+      req.resume();
+    });
+    handler(req, res);
+  };
 }
 
 /** A counter of events in the current one-second window: true once it exceeds `cap` (0 = never). */

@@ -1,14 +1,15 @@
 /**
- * Screens the binary requests that can carry tools before connect decodes them: StreamSession's
+ * Screens the requests that can carry tools before connect decodes them: StreamSession's
  * `SessionRequest`s, SendToSession's `request` (a SessionRequest one level down) and
  * AttachSession's `start`. A start, user_message or register_tools carrying more tools than one
  * request may is cut to its first `maxTools + 1` tools: the session then refuses it as over the
  * cap, as it would the whole message, and decoding stays bounded. Decoding costs about 2 µs a
  * tool, and a 4 MiB message holds some 350,000 minimal tools: most of a second of the event loop.
  *
- * The scan reads field tags and lengths only (no message is decoded). Compressed messages,
- * JSON codecs and messages that do not parse pass unchanged: connect decodes (or refuses)
- * them as before, within the message size limit.
+ * The binary scan reads field tags and lengths only (no message is decoded); a JSON message is
+ * parsed once when it has enough objects to hold an over-cap list. Compressed messages pass
+ * unchanged: connect decodes them as before, within the message size limit. What follows bytes
+ * that do not parse is kept as it is: the decoder fails there, after the (cut) lists before it.
  */
 
 import type { DescField } from "@bufbuild/protobuf";
@@ -46,15 +47,31 @@ const CARRIERS_OF_PATH = new Map<string, readonly Carrier[]>([
 
 /**
  * The binary form of carriers: field number → the number of the `tools` field in that field's
- * message, or the numbers one level further down.
+ * message, or the shape one level further down; and, per field number, the carriers it
+ * discards as a rival member of their oneof.
  */
-type ToolCarriers = ReadonlyMap<number, number | ToolCarriers>;
+interface Shape {
+  carried: Map<number, number | Shape>;
+  discards: Map<number, number[]>;
+}
 
-const numbersOf = (carriers: readonly Carrier[]): ToolCarriers =>
-  new Map(carriers.map((c) => [c.field.number, "within" in c ? numbersOf(c.within) : c.tools.number]));
+function shapeOf(carriers: readonly Carrier[]): Shape {
+  const shape: Shape = { carried: new Map(), discards: new Map() };
+  for (const carrier of carriers) {
+    shape.carried.set(carrier.field.number, "within" in carrier ? shapeOf(carrier.within) : carrier.tools.number);
+    for (const rival of carrier.field.oneof?.fields ?? []) {
+      if (rival.number === carrier.field.number) continue;
+      shape.discards.set(rival.number, [...(shape.discards.get(rival.number) ?? []), carrier.field.number]);
+    }
+  }
+  return shape;
+}
 
 /** The names a JSON message may use for a field (its JSON name, or its name in the .proto). */
 const namesOf = (field: DescField): string[] => [...new Set([field.jsonName, field.name])];
+
+const SHAPE_OF_PATH = new Map([...CARRIERS_OF_PATH].map(([path, carriers]) => [path, shapeOf(carriers)]));
+const SESSION_REQUEST_SHAPE = shapeOf(SESSION_REQUEST);
 
 /** Enveloped messages (gRPC, gRPC-Web, Connect streaming), binary or JSON. */
 const BINARY_STREAM = /^application\/(grpc(-web)?(\+proto)?|connect\+proto)(;|$)/i;
@@ -179,59 +196,60 @@ function endOfField(bytes: ChunkedBytes, key: number, end: number, depth = 0): n
 
 /**
  * Walks the fields of the message in `bytes[start, end)`, calling `visit` with each one's
- * number, wire type, start (its tag), value start and end; false when it does not parse.
+ * number, wire type, start (its tag), value start and end. Returns where it stopped: `end`, or
+ * the start of the first field that does not parse (a decoder reads, and pays for, every field
+ * before it, then fails there).
  */
 function walkFields(
   bytes: ChunkedBytes,
   start: number,
   end: number,
   visit: (number: number, wireType: number, fieldStart: number, valueStart: number, end: number) => void,
-): boolean {
+): number {
   for (let pos = start; pos < end; ) {
     const key = readVarint(bytes, pos, end);
-    if (key < 0) return false;
+    if (key < 0) return pos;
     const next = endOfField(bytes, key, end);
-    if (next < 0) return false;
+    if (next < 0) return pos;
     // A length-delimited value starts after its length, where `cursor` is now.
     visit(Math.floor(key / 8), key % 8, pos, key % 8 === WireType.LengthDelimited ? cursor : next, next);
     pos = next;
   }
-  return true;
+  return end;
 }
 
-/** How many length-delimited `field` entries the message in `bytes[start, end)` has; -1 when it does not parse. */
+/** How many length-delimited `field` entries the message in `bytes[start, end)` has, as far as it parses. */
 function countEntries(bytes: ChunkedBytes, start: number, end: number, field: number): number {
   let count = 0;
-  const parsed = walkFields(bytes, start, end, (number, wireType) => {
+  walkFields(bytes, start, end, (number, wireType) => {
     if (number === field && wireType === WireType.LengthDelimited) count++;
   });
-  return parsed ? count : -1;
+  return count;
 }
 
 /** A tool takes at least two bytes (tag and length): a message this short holds no list over the cap. */
 const tooShortForOverCap = (messageLength: number, maxTools: number): boolean => messageLength < 2 * (maxTools + 1);
 
 /**
- * Adds the tools of every list that `carriers` name in the message in `bytes[start, end)` to
- * `totals`, by path (field numbers joined with `/`): a decoder merges the occurrences of one
- * field, lists included, so occurrences add up. False when it does not parse.
+ * Adds the tools of every list of `shape` in the message in `bytes[start, end)` to `totals`, by
+ * path (field numbers joined with `/`), as a decoder would keep them: occurrences of one field
+ * merge (lists included), and a rival member of its oneof read in between discards it.
  */
-function countTools(bytes: ChunkedBytes, start: number, end: number, carriers: ToolCarriers, prefix: string, totals: Map<string, number>): boolean {
-  let inner = true;
-  const parsed = walkFields(bytes, start, end, (number, wireType, _fieldStart, valueStart, valueEnd) => {
-    const carried = carriers.get(number);
+function countTools(bytes: ChunkedBytes, start: number, end: number, shape: Shape, prefix: string, totals: Map<string, number>): void {
+  walkFields(bytes, start, end, (number, wireType, _fieldStart, valueStart, valueEnd) => {
+    for (const rival of shape.discards.get(number) ?? []) {
+      for (const path of pathsUnder(totals.keys(), `${prefix}${rival}`)) totals.delete(path);
+    }
+    const carried = shape.carried.get(number);
     if (carried === undefined || wireType !== WireType.LengthDelimited) return;
     const path = `${prefix}${number}`;
-    if (typeof carried !== "number") {
-      if (!countTools(bytes, valueStart, valueEnd, carried, `${path}/`, totals)) inner = false;
-      return;
-    }
-    const tools = countEntries(bytes, valueStart, valueEnd, carried);
-    if (tools < 0) inner = false;
-    totals.set(path, (totals.get(path) ?? 0) + tools);
+    if (typeof carried === "number") totals.set(path, (totals.get(path) ?? 0) + countEntries(bytes, valueStart, valueEnd, carried));
+    else countTools(bytes, valueStart, valueEnd, carried, `${path}/`, totals);
   });
-  return parsed && inner;
 }
+
+/** The paths of `paths` that are `path` or below it. */
+const pathsUnder = (paths: Iterable<string>, path: string): string[] => [...paths].filter((p) => p === path || p.startsWith(`${path}/`));
 
 /** The parts of a rewritten message, in order: ranges of the original (adjacent ones merged) and new bytes. */
 class Parts {
@@ -279,21 +297,48 @@ function appendAll<T>(target: T[], items: readonly T[]): void {
   for (const item of items) target.push(item);
 }
 
-/** What a cut may still keep: tools left per over-cap path, and every path that leads to one. */
-interface Cut {
-  left: Map<string, number>;
-  through: Set<string>;
+/**
+ * The lists a cut shortens (by path), each to `maxTools + 1` tools over the occurrences a
+ * decoder merges, and every path that leads to one.
+ */
+class Cut {
+  readonly through = new Set<string>();
+  readonly #left = new Map<string, number>();
+  readonly #keep: number;
+
+  constructor(overCap: readonly string[], maxTools: number) {
+    this.#keep = maxTools + 1;
+    for (const path of overCap) {
+      this.#left.set(path, this.#keep);
+      const numbers = path.split("/");
+      for (let i = 1; i <= numbers.length; i++) this.through.add(numbers.slice(0, i).join("/"));
+    }
+  }
+
+  /** Whether the next tool of the list at `path` is kept. */
+  take(path: string): boolean {
+    const left = this.#left.get(path) ?? 0;
+    if (left <= 0) return false;
+    this.#left.set(path, left - 1);
+    return true;
+  }
+
+  /** What a decoder discarded at and below `path` (a rival oneof member came): lists there start anew. */
+  refill(path: string): void {
+    for (const p of pathsUnder(this.#left.keys(), path)) this.#left.set(p, this.#keep);
+  }
 }
 
 /**
- * The message in `bytes[start, end)` with the lists of `cut` shortened to what is left of
- * their `maxTools + 1` (occurrences share it), as parts: every other field as it was, each
- * field on the way to a cut list with a new tag and length.
+ * The message in `bytes[start, end)` with the lists of `cut` shortened, as parts: every other
+ * field as it was, each field on the way to a cut list with a new tag and length, and bytes
+ * that do not parse kept as they are (the decoder still fails on them).
  */
-function cutLists(bytes: ChunkedBytes, start: number, end: number, carriers: ToolCarriers, prefix: string, cut: Cut): Uint8Array[] {
+function cutLists(bytes: ChunkedBytes, start: number, end: number, shape: Shape, prefix: string, cut: Cut): Uint8Array[] {
   const parts = new Parts(bytes);
-  walkFields(bytes, start, end, (number, wireType, fieldStart, valueStart, fieldEnd) => {
-    const carried = carriers.get(number);
+  const stop = walkFields(bytes, start, end, (number, wireType, fieldStart, valueStart, fieldEnd) => {
+    for (const rival of shape.discards.get(number) ?? []) cut.refill(`${prefix}${rival}`);
+    const carried = shape.carried.get(number);
     const path = `${prefix}${number}`;
     if (carried === undefined || wireType !== WireType.LengthDelimited || !cut.through.has(path)) {
       parts.keep(fieldStart, fieldEnd);
@@ -307,62 +352,51 @@ function cutLists(bytes: ChunkedBytes, start: number, end: number, carriers: Too
     parts.add([new BinaryWriter().tag(number, WireType.LengthDelimited).uint32(length).finish()]);
     parts.add(inner);
   });
+  parts.keep(stop, end);
   return parts.done();
 }
 
-/** The message in `bytes[start, end)` without the `toolsField` entries beyond what `cut` has left for `path`. */
+/** The message in `bytes[start, end)` without the `toolsField` entries that `cut` does not keep for `path`. */
 function withToolsCut(bytes: ChunkedBytes, start: number, end: number, toolsField: number, path: string, cut: Cut): Uint8Array[] {
   const parts = new Parts(bytes);
-  walkFields(bytes, start, end, (number, wireType, fieldStart, _valueStart, fieldEnd) => {
-    if (number === toolsField && wireType === WireType.LengthDelimited) {
-      const left = cut.left.get(path) ?? 0;
-      if (left <= 0) return;
-      cut.left.set(path, left - 1);
-    }
-    parts.keep(fieldStart, fieldEnd);
+  const stop = walkFields(bytes, start, end, (number, wireType, fieldStart, _valueStart, fieldEnd) => {
+    if (number !== toolsField || wireType !== WireType.LengthDelimited || cut.take(path)) parts.keep(fieldStart, fieldEnd);
   });
+  parts.keep(stop, end);
   return parts.done();
 }
 
 /**
- * The message in `bytes[start, end)` with every tools list that `carriers` name and that holds
- * more than `maxTools` tools cut to `maxTools + 1` entries, as parts (views of `bytes` and new
- * field headers); undefined when no list is over the cap, or when the message does not parse.
+ * The message in `bytes[start, end)` with every tools list of `shape` that a decoder would
+ * end up with more than `maxTools` tools in cut to `maxTools + 1`, as parts (views of `bytes`
+ * and new field headers); undefined when no list is over the cap.
  */
-function cutParts(bytes: ChunkedBytes, start: number, end: number, maxTools: number, carriers: ToolCarriers): Uint8Array[] | undefined {
+function cutParts(bytes: ChunkedBytes, start: number, end: number, maxTools: number, shape: Shape): Uint8Array[] | undefined {
   if (tooShortForOverCap(end - start, maxTools)) return undefined;
   const totals = new Map<string, number>();
-  if (!countTools(bytes, start, end, carriers, "", totals)) return undefined;
-  const cut: Cut = { left: new Map(), through: new Set() };
-  for (const [path, tools] of totals) {
-    if (tools <= maxTools) continue;
-    cut.left.set(path, maxTools + 1);
-    const numbers = path.split("/");
-    for (let i = 1; i <= numbers.length; i++) cut.through.add(numbers.slice(0, i).join("/"));
-  }
-  return cut.left.size === 0 ? undefined : cutLists(bytes, start, end, carriers, "", cut);
+  countTools(bytes, start, end, shape, "", totals);
+  const overCap = [...totals].filter(([, tools]) => tools > maxTools).map(([path]) => path);
+  return overCap.length === 0 ? undefined : cutLists(bytes, start, end, shape, "", new Cut(overCap, maxTools));
 }
 
-const SESSION_REQUEST_NUMBERS = numbersOf(SESSION_REQUEST);
-
-/** The cut of binary messages that `carriers` describe. */
-function binaryCut(carriers: readonly Carrier[], maxTools: number): MessageCut {
-  const numbers = numbersOf(carriers);
-  return (bytes, start, end) => cutParts(bytes, start, end, maxTools, numbers);
-}
+/** The cut of binary messages of `shape`. */
+const binaryCut =
+  (shape: Shape, maxTools: number): MessageCut =>
+  (bytes, start, end) =>
+    cutParts(bytes, start, end, maxTools, shape);
 
 /**
  * Cuts, in the parsed JSON `message`, every tools list that `carriers` name and that holds
- * more than `maxTools` tools to `maxTools + 1`; true when it cut one.
+ * more than `maxTools` tools to `maxTools + 1`; the lists it cut.
  */
-function cutJsonLists(message: unknown, carriers: readonly Carrier[], maxTools: number): boolean {
-  if (typeof message !== "object" || message === null) return false;
-  let cut = false;
+function cutJsonLists(message: unknown, carriers: readonly Carrier[], maxTools: number): unknown[][] {
+  if (typeof message !== "object" || message === null) return [];
+  const cut: unknown[][] = [];
   for (const carrier of carriers) {
     for (const name of namesOf(carrier.field)) {
       const value = (message as Record<string, unknown>)[name];
       if ("within" in carrier) {
-        if (cutJsonLists(value, carrier.within, maxTools)) cut = true;
+        appendAll(cut, cutJsonLists(value, carrier.within, maxTools));
         continue;
       }
       if (typeof value !== "object" || value === null) continue;
@@ -370,18 +404,22 @@ function cutJsonLists(message: unknown, carriers: readonly Carrier[], maxTools: 
         const list = (value as Record<string, unknown>)[toolsName];
         if (!Array.isArray(list) || list.length <= maxTools) continue;
         list.length = maxTools + 1;
-        cut = true;
+        cut.push(list);
       }
     }
   }
   return cut;
 }
 
+/** connect's own decoding of JSON text: a byte-order mark is dropped. */
+const utf8 = new TextDecoder();
+
 /**
  * The cut of JSON messages that `carriers` describe. Every tool is a JSON object: a message
  * with no more `{` than the cap holds no list over it and is not parsed. One that may is
  * parsed (some 30 ms for 4 MiB, against 0.3–0.5 s for connect to decode 200,000 tools) and,
- * when a list was over the cap, written anew.
+ * when a list was over the cap, written anew. A kept tool too deep to write back is replaced by
+ * `{}`: the request is refused as over the cap either way.
  */
 const jsonCut =
   (carriers: readonly Carrier[], maxTools: number): MessageCut =>
@@ -394,19 +432,26 @@ const jsonCut =
     if (objects <= maxTools) return undefined;
     let message: unknown;
     try {
-      message = JSON.parse(Buffer.concat(views).toString("utf8"));
+      message = JSON.parse(utf8.decode(Buffer.concat(views)));
     } catch {
       return undefined;
     }
-    return cutJsonLists(message, carriers, maxTools) ? [Buffer.from(JSON.stringify(message))] : undefined;
+    const cut = cutJsonLists(message, carriers, maxTools);
+    if (cut.length === 0) return undefined;
+    try {
+      return [Buffer.from(JSON.stringify(message))];
+    } catch {
+      for (const list of cut) list.fill({});
+      return [Buffer.from(JSON.stringify(message))];
+    }
   };
 
 /**
- * `request` (a SessionRequest's bytes) with every tools list longer than `maxTools` cut to
- * `maxTools + 1` entries; `request` itself when none is, or when it does not parse.
+ * `request` (a SessionRequest's bytes) with every tools list over `maxTools` cut to
+ * `maxTools + 1` entries; `request` itself when none is.
  */
 export function cutToolLists(request: Uint8Array, maxTools: number): Uint8Array {
-  const parts = cutParts(new ChunkedBytes([request]), 0, request.byteLength, maxTools, SESSION_REQUEST_NUMBERS);
+  const parts = cutParts(new ChunkedBytes([request]), 0, request.byteLength, maxTools, SESSION_REQUEST_SHAPE);
   return parts === undefined ? request : Buffer.concat(parts);
 }
 
@@ -446,7 +491,7 @@ export function screenedEnvelopes(
   body: AsyncIterable<Uint8Array>,
   maxTools: number,
   maxMessageBytes: number,
-  cutMessage: MessageCut = binaryCut(SESSION_REQUEST, maxTools),
+  cutMessage: MessageCut = binaryCut(SESSION_REQUEST_SHAPE, maxTools),
 ): AsyncIterableIterator<Uint8Array> {
   const source = body[Symbol.asyncIterator]();
   /** Screened chunks not yet handed on. */
@@ -564,16 +609,24 @@ async function* screenedMessage(
   const chunks: Uint8Array[] = [];
   let size = 0;
   const source = body[Symbol.asyncIterator]();
-  for (let read = await source.next(); read.done !== true; read = await source.next()) {
-    chunks.push(read.value);
-    size += read.value.byteLength;
-    if (size <= maxMessageBytes) continue;
-    for (const chunk of chunks) yield chunk;
-    for (let rest = await source.next(); rest.done !== true; rest = await source.next()) yield rest.value;
-    return;
+  let ended = false;
+  try {
+    for (let read = await source.next(); read.done !== true; read = await source.next()) {
+      chunks.push(read.value);
+      size += read.value.byteLength;
+      if (size <= maxMessageBytes) continue;
+      for (const chunk of chunks) yield chunk;
+      for (let rest = await source.next(); rest.done !== true; rest = await source.next()) yield rest.value;
+      ended = true;
+      return;
+    }
+    ended = true;
+    const cut = tooShortForOverCap(size, maxTools) ? undefined : cutMessage(new ChunkedBytes(chunks), 0, size);
+    for (const chunk of cut ?? chunks) yield chunk;
+  } finally {
+    // Connect stops reading a body over its limit: the request is let go (an HTTP/1.1 connection then goes on).
+    if (!ended) await source.return?.();
   }
-  const cut = tooShortForOverCap(size, maxTools) ? undefined : cutMessage(new ChunkedBytes(chunks), 0, size);
-  for (const chunk of cut ?? chunks) yield chunk;
 }
 
 interface ScreenedRequest extends AsyncIterable<Uint8Array> {
@@ -582,17 +635,25 @@ interface ScreenedRequest extends AsyncIterable<Uint8Array> {
 
 /**
  * Makes the request body that connect reads from `request` the screened one, when the call at
- * `path` can carry tools and its `contentType` is binary; anything else is left as it is.
+ * `path` (the route's, without a query) can carry tools and its body is binary or JSON that the
+ * screen can read; anything else is left as it is. A Connect unary body that is compressed, or
+ * declares more than `maxMessageBytes` (connect refuses it from that header), is not screened.
  */
 export function screenToolLists(request: ScreenedRequest, path: string, contentType: string | undefined, maxTools: number, maxMessageBytes: number): void {
   const carriers = CARRIERS_OF_PATH.get(path);
-  if (carriers === undefined || contentType === undefined) return;
+  const shape = SHAPE_OF_PATH.get(path);
+  if (carriers === undefined || shape === undefined || contentType === undefined) return;
   const json = JSON_STREAM.test(contentType) || JSON_UNARY.test(contentType);
   const enveloped = json ? JSON_STREAM.test(contentType) : BINARY_STREAM.test(contentType);
   if (!json && !enveloped && !BINARY_UNARY.test(contentType)) return;
-  const cutMessage = (json ? jsonCut : binaryCut)(carriers, maxTools);
-  // A cut body is shorter than declared, and connect holds a unary body to its declared length.
-  if (!enveloped) delete request.headers["content-length"];
+  if (!enveloped) {
+    const encoding = request.headers["content-encoding"];
+    if (encoding !== undefined && encoding !== "identity") return;
+    if (Number(request.headers["content-length"]) > maxMessageBytes) return;
+    // A cut body is shorter than declared, and connect holds a unary body to its declared length.
+    delete request.headers["content-length"];
+  }
+  const cutMessage = json ? jsonCut(carriers, maxTools) : binaryCut(shape, maxTools);
   const body = request[Symbol.asyncIterator].bind(request);
   const source = { [Symbol.asyncIterator]: body };
   Object.defineProperty(request, Symbol.asyncIterator, {

@@ -126,17 +126,19 @@ describe("tool caps on a server", () => {
     return response;
   };
 
-  for (const [contentType, enveloped] of [
-    ["application/grpc", true],
-    ["application/grpc-web+proto", true],
-    ["application/proto", false],
+  for (const [contentType, enveloped, query] of [
+    ["application/grpc", true, ""],
+    ["application/grpc-web+proto", true, ""],
+    ["application/proto", false, ""],
+    // The same route with a query string.
+    ["application/proto", false, "?x=1"],
   ] as const) {
-    it(`SendToSession: a 4 MiB register_tools is cut before decoding and refused in-band (${contentType})`, async () => {
+    it(`SendToSession${query}: a 4 MiB register_tools is cut before decoding and refused in-band (${contentType})`, async () => {
       const session = factory.open();
       const { sessionId } = await startSession(session);
       const register = create(SessionRequestSchema, rq.register(minimalTools));
       const message = toBinary(SendToSessionRequestSchema, create(SendToSessionRequestSchema, { sessionId, request: register }));
-      const response = await refusesWithoutStall("/roz.v1.AgentService/SendToSession", contentType, message, enveloped);
+      const response = await refusesWithoutStall(`/roz.v1.AgentService/SendToSession${query}`, contentType, message, enveloped);
       // Accepted by the call (the session answers in-band), as any register_tools is.
       const reply = enveloped ? parseGrpcFrames(response.data)[0]! : response.data;
       expect(Number(fromBinary(SendToSessionResponseSchema, reply).lastSeq)).toBeGreaterThan(0);

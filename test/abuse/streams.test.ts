@@ -3,6 +3,7 @@
 // reset after its trailers, and revoking or expiring a key ends its open streams at their
 // next request.
 import * as http2 from "node:http2";
+import * as net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { issueKey } from "../../src/auth/index.ts";
 import { readFile } from "node:fs/promises";
@@ -126,6 +127,32 @@ describe("stream limits", () => {
       expect(answer.rstCode).toBe(http2.constants.NGHTTP2_NO_ERROR);
     });
   }
+  it("HTTP/1.1: an oversized chunked Connect unary call is refused, and the connection is not left stuck", async () => {
+    const { port } = new URL(server.url);
+    const socket = net.connect(Number(port), "127.0.0.1");
+    socket.on("error", () => {});
+    let received = "";
+    socket.on("data", (chunk: Buffer) => (received += chunk.toString("latin1")));
+    const closed = new Promise<void>((resolve) => socket.on("close", () => resolve()));
+    const chunk = "x".repeat(64 * 1024);
+    const body = `${Array.from({ length: 16 }, () => `${chunk.length.toString(16)}\r\n${chunk}\r\n`).join("")}0\r\n\r\n`;
+    socket.write(
+      `POST /roz.v1.AgentService/SendToSession HTTP/1.1\r\nHost: roz\r\nContent-Type: application/proto\r\nAuthorization: Bearer ${admin}\r\nTransfer-Encoding: chunked\r\n\r\n${body}` +
+        "GET /healthz HTTP/1.1\r\nHost: roz\r\n\r\n",
+    );
+    // Either the connection goes on (the next request is answered) or it is closed: never held.
+    const settled = await Promise.race([
+      closed.then(() => "closed"),
+      (async () => {
+        while ((received.match(/HTTP\/1\.1 /g) ?? []).length < 2) await new Promise((r) => setTimeout(r, 20));
+        return "answered";
+      })(),
+      new Promise((r) => setTimeout(() => r("stuck"), 10_000)),
+    ]);
+    socket.destroy();
+    expect(received).toMatch(/^HTTP\/1\.1 4\d\d/);
+    expect(settled).not.toBe("stuck");
+  });
 });
 
 describe("revocation reaches open sessions", () => {

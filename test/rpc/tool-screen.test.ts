@@ -54,6 +54,26 @@ describe("cutToolLists", () => {
     }
   });
 
+  it("keeps only what a decoder keeps of a oneof: a rival member in between discards the earlier lists", () => {
+    const twice = (n: number) => Buffer.concat([bytesOf(rq.start({ tools: tools(n, "a") })), bytesOf(rq.ping()), bytesOf(rq.start({ tools: tools(n, "b") }))]);
+    // 8 + 8 is not over 10: the decoder keeps the last start only.
+    expect(Buffer.from(cutToolLists(twice(8), 10)).equals(twice(8))).toBe(true);
+    // Each start over the cap: the one the decoder keeps still has 11.
+    const decoded = decode(cutToolLists(twice(20), 10));
+    expect(decoded.request.case).toBe("start");
+    expect((decoded.request.value as { tools: { name: string }[] }).tools.map((t) => t.name)).toEqual(tools(11, "b").map((t) => t.name));
+  });
+
+  it("cuts the lists before bytes that do not parse, and keeps those bytes (the decoder still fails on them)", () => {
+    const broken = Buffer.concat([bytesOf(rq.register(tools(40))), Buffer.from([0x0a])]);
+    const cut = cutToolLists(broken, 10);
+    expect(cut.byteLength).toBeLessThan(broken.byteLength / 2);
+    expect(cut.at(-1)).toBe(0x0a);
+    expect(() => decode(cut)).toThrow();
+    expect(decode(cut.subarray(0, cut.byteLength - 1)).request.value).toMatchObject({ tools: expect.any(Array) });
+    expect((decode(cut.subarray(0, cut.byteLength - 1)).request.value as { tools: unknown[] }).tools).toHaveLength(11);
+  });
+
   it("leaves lists within the cap, other requests and bytes that do not parse as they are", () => {
     for (const bytes of [bytesOf(rq.register(tools(10))), bytesOf(rq.user("x".repeat(100))), Uint8Array.from([0x4a, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff])]) {
       expect(cutToolLists(bytes, 10)).toBe(bytes);
@@ -267,5 +287,37 @@ describe("JSON messages", () => {
     ]) {
       expect((await screenedJson(message, "SendToSession")).toString()).toBe(message);
     }
+  });
+
+  it("reads JSON with a byte-order mark as connect does", async () => {
+    const cut = await screenedJson(`\ufeff${JSON.stringify({ sessionId: "s", request: { registerTools: { tools: names(40) } } })}`, "SendToSession");
+    expect(JSON.parse(cut.toString()).request.registerTools.tools).toHaveLength(11);
+  });
+
+  it("a kept tool too deep to write back becomes {}: the message is still over the cap, and valid", async () => {
+    const deep = `${"[".repeat(100_000)}${"]".repeat(100_000)}`;
+    const text = `{"sessionId":"s","request":{"registerTools":{"tools":[{"name":"d","x":${deep}},${JSON.stringify(names(40)).slice(1)}}}}`;
+    const cut = JSON.parse((await screenedJson(text, "SendToSession")).toString());
+    expect(cut.request.registerTools.tools).toEqual(Array.from({ length: 11 }, () => ({})));
+  });
+});
+
+describe("Connect unary bodies left to connect", () => {
+  const screenedUnary = (headers: Record<string, string>) => {
+    const body = async function* (): AsyncGenerator<Uint8Array> {};
+    const request = { headers: { ...headers }, [Symbol.asyncIterator]: body };
+    screenToolLists(request, "/roz.v1.AgentService/SendToSession", "application/proto", 512, 1000);
+    return { screened: request[Symbol.asyncIterator] !== body, headers: request.headers };
+  };
+
+  it("a compressed body is not screened", () => {
+    expect(screenedUnary({ "content-encoding": "gzip", "content-length": "10" })).toEqual({
+      screened: false,
+      headers: { "content-encoding": "gzip", "content-length": "10" },
+    });
+  });
+
+  it("a body declared over the limit keeps its length, and connect refuses it from the header", () => {
+    expect(screenedUnary({ "content-length": "1001" })).toEqual({ screened: false, headers: { "content-length": "1001" } });
   });
 });
