@@ -7,11 +7,12 @@
  * tool, and a 4 MiB message holds some 350,000 minimal tools: most of a second of the event loop.
  *
  * The binary scan reads field tags and lengths only (no message is decoded); a JSON message is
- * parsed once when it has enough objects to hold an over-cap list. Compressed messages pass
- * unchanged: connect decodes them as before, within the message size limit. What follows bytes
+ * parsed once when it has enough objects to hold an over-cap list. A compressed message is
+ * expanded first (gzip, br) and compressed again only when cut. What follows bytes
  * that do not parse is kept as it is: the decoder fails there, after the (cut) lists before it.
  */
 
+import * as zlib from "node:zlib";
 import type { DescField } from "@bufbuild/protobuf";
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import {
@@ -461,13 +462,15 @@ export function cutToolLists(request: Uint8Array, maxTools: number): Uint8Array 
  * and new field headers: nothing of the large message is copied). A message too short to
  * hold an over-cap list is not read at all.
  */
-function screenEnvelope(chunks: Uint8Array[], messageLength: number, maxTools: number, cutMessage: MessageCut): Uint8Array[] {
-  if (tooShortForOverCap(messageLength, maxTools)) return chunks;
-  const bytes = new ChunkedBytes(chunks);
-  // Flags 0: neither compressed nor an end-of-stream envelope.
-  const cut = bytes.at(0) === 0 ? cutMessage(bytes, ENVELOPE_HEADER_BYTES, bytes.length) : undefined;
+function screenEnvelope(chunks: Uint8Array[], messageLength: number, maxTools: number, cuts: Cuts): Uint8Array[] {
+  const flags = firstByte(chunks);
+  // Flags 0: a plain message (a short one holds no list over the cap); 1: compressed, may hold
+  // anything. An end-of-stream envelope is not a message.
+  const cutMessage = flags === 0 ? (tooShortForOverCap(messageLength, maxTools) ? undefined : cuts.plain) : flags === 1 ? cuts.compressed : undefined;
+  const cut = cutMessage?.(new ChunkedBytes(chunks), ENVELOPE_HEADER_BYTES, ENVELOPE_HEADER_BYTES + messageLength);
   if (cut === undefined) return chunks;
   const header = Buffer.alloc(ENVELOPE_HEADER_BYTES);
+  header[0] = flags === 1 ? 1 : 0;
   header.writeUInt32BE(
     cut.reduce((n, p) => n + p.byteLength, 0),
     1,
@@ -475,6 +478,48 @@ function screenEnvelope(chunks: Uint8Array[], messageLength: number, maxTools: n
   const parts: Uint8Array[] = [header];
   appendAll(parts, cut);
   return parts;
+}
+
+function firstByte(chunks: readonly Uint8Array[]): number | undefined {
+  for (const chunk of chunks) if (chunk.byteLength > 0) return chunk[0];
+  return undefined;
+}
+
+/** How the messages of a call are cut: plain ones, and compressed ones when the screen knows their encoding. */
+interface Cuts {
+  plain: MessageCut;
+  compressed?: MessageCut;
+}
+
+/** A message encoding of the protocols (`grpc-encoding`, `connect-content-encoding`, `content-encoding`). */
+interface Compression {
+  /** Throws when the data is not of this encoding, or expands beyond `maxBytes`. */
+  decompress(data: Buffer, maxBytes: number): Buffer;
+  compress(data: Buffer): Buffer;
+}
+
+/** The encodings connect-node accepts by default. */
+const COMPRESSIONS = new Map<string, Compression>([
+  ["gzip", { decompress: (data, maxBytes) => zlib.gunzipSync(data, { maxOutputLength: maxBytes }), compress: (data) => zlib.gzipSync(data) }],
+  ["br", { decompress: (data, maxBytes) => zlib.brotliDecompressSync(data, { maxOutputLength: maxBytes }), compress: (data) => zlib.brotliCompressSync(data) }],
+]);
+
+/**
+ * `cut` for compressed messages: a message is expanded (within `maxMessageBytes`, as connect
+ * would) and, when a list in it was cut, compressed again. One that does not expand passes on
+ * unchanged: connect refuses it.
+ */
+function compressedCut(cut: MessageCut, compression: Compression, maxMessageBytes: number): MessageCut {
+  return (bytes, start, end) => {
+    let plain: Buffer;
+    try {
+      plain = compression.decompress(Buffer.concat(bytes.slice(start, end)), maxMessageBytes);
+    } catch {
+      return undefined;
+    }
+    const parts = cut(new ChunkedBytes([plain]), 0, plain.byteLength);
+    return parts === undefined ? undefined : [compression.compress(Buffer.concat(parts))];
+  };
 }
 
 /**
@@ -491,7 +536,7 @@ export function screenedEnvelopes(
   body: AsyncIterable<Uint8Array>,
   maxTools: number,
   maxMessageBytes: number,
-  cutMessage: MessageCut = binaryCut(SESSION_REQUEST_SHAPE, maxTools),
+  cuts: Cuts = { plain: binaryCut(SESSION_REQUEST_SHAPE, maxTools) },
 ): AsyncIterableIterator<Uint8Array> {
   const source = body[Symbol.asyncIterator]();
   /** Screened chunks not yet handed on. */
@@ -544,7 +589,7 @@ export function screenedEnvelopes(
       }
       pending.splice(0, used);
       size -= total;
-      appendAll(ready, screenEnvelope(envelope, length, maxTools, cutMessage));
+      appendAll(ready, screenEnvelope(envelope, length, maxTools, cuts));
       length = -1;
     }
   };
@@ -600,12 +645,7 @@ export function screenedEnvelopes(
  * end, as connect would, and then passed on whole or cut. A body beyond `maxMessageBytes`
  * passes on unread: connect refuses it.
  */
-async function* screenedMessage(
-  body: AsyncIterable<Uint8Array>,
-  maxTools: number,
-  maxMessageBytes: number,
-  cutMessage: MessageCut,
-): AsyncGenerator<Uint8Array> {
+async function* screenedMessage(body: AsyncIterable<Uint8Array>, maxMessageBytes: number, cutMessage: MessageCut): AsyncGenerator<Uint8Array> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   const source = body[Symbol.asyncIterator]();
@@ -621,7 +661,7 @@ async function* screenedMessage(
       return;
     }
     ended = true;
-    const cut = tooShortForOverCap(size, maxTools) ? undefined : cutMessage(new ChunkedBytes(chunks), 0, size);
+    const cut = cutMessage(new ChunkedBytes(chunks), 0, size);
     for (const chunk of cut ?? chunks) yield chunk;
   } finally {
     // Connect stops reading a body over its limit: the request is let go (an HTTP/1.1 connection then goes on).
@@ -635,9 +675,10 @@ interface ScreenedRequest extends AsyncIterable<Uint8Array> {
 
 /**
  * Makes the request body that connect reads from `request` the screened one, when the call at
- * `path` (the route's, without a query) can carry tools and its body is binary or JSON that the
- * screen can read; anything else is left as it is. A Connect unary body that is compressed, or
- * declares more than `maxMessageBytes` (connect refuses it from that header), is not screened.
+ * `path` (the route's, without a query) can carry tools and its body is binary or JSON;
+ * anything else is left as it is. Compressed messages are screened when their encoding is one
+ * connect-node accepts by default (gzip, br). A Connect unary body declared over
+ * `maxMessageBytes` is left to connect, which refuses it from that header.
  */
 export function screenToolLists(request: ScreenedRequest, path: string, contentType: string | undefined, maxTools: number, maxMessageBytes: number): void {
   const carriers = CARRIERS_OF_PATH.get(path);
@@ -646,19 +687,25 @@ export function screenToolLists(request: ScreenedRequest, path: string, contentT
   const json = JSON_STREAM.test(contentType) || JSON_UNARY.test(contentType);
   const enveloped = json ? JSON_STREAM.test(contentType) : BINARY_STREAM.test(contentType);
   if (!json && !enveloped && !BINARY_UNARY.test(contentType)) return;
-  if (!enveloped) {
-    const encoding = request.headers["content-encoding"];
-    if (encoding !== undefined && encoding !== "identity") return;
-    if (Number(request.headers["content-length"]) > maxMessageBytes) return;
-    // A cut body is shorter than declared, and connect holds a unary body to its declared length.
-    delete request.headers["content-length"];
-  }
-  const cutMessage = json ? jsonCut(carriers, maxTools) : binaryCut(shape, maxTools);
+  const plain = json ? jsonCut(carriers, maxTools) : binaryCut(shape, maxTools);
+  const header = (name: string): string | undefined => {
+    const value = request.headers[name];
+    return typeof value === "string" && value !== "identity" ? value : undefined;
+  };
+  const encoding = enveloped ? (header("grpc-encoding") ?? header("connect-content-encoding")) : header("content-encoding");
+  const compression = encoding === undefined ? undefined : COMPRESSIONS.get(encoding);
+  const compressed = compression === undefined ? undefined : compressedCut(plain, compression, maxMessageBytes);
   const body = request[Symbol.asyncIterator].bind(request);
   const source = { [Symbol.asyncIterator]: body };
-  Object.defineProperty(request, Symbol.asyncIterator, {
-    configurable: true,
-    value: () =>
-      enveloped ? screenedEnvelopes(source, maxTools, maxMessageBytes, cutMessage) : screenedMessage(source, maxTools, maxMessageBytes, cutMessage),
-  });
+  let screened: () => AsyncIterator<Uint8Array>;
+  if (enveloped) screened = () => screenedEnvelopes(source, maxTools, maxMessageBytes, compressed ? { plain, compressed } : { plain });
+  else {
+    // An encoding the screen cannot read, or a body declared over the limit: connect's to refuse.
+    if ((encoding !== undefined && compressed === undefined) || Number(request.headers["content-length"]) > maxMessageBytes) return;
+    // A cut body is shorter than declared, and connect holds a unary body to its declared length.
+    delete request.headers["content-length"];
+    const cutMessage = compressed ?? plain;
+    screened = () => screenedMessage(source, maxMessageBytes, cutMessage);
+  }
+  Object.defineProperty(request, Symbol.asyncIterator, { configurable: true, value: screened });
 }

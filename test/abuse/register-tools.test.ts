@@ -9,7 +9,10 @@ import { type SessionClientFactory, type SessionRequestInit, sessionClientFactor
 import { barrier, nextOf, readTurn, rq, startSession, tool, valuesOf } from "../support/session-protocol.ts";
 import { STALL_BOUND_MS, startBystander } from "../support/bystander.ts";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { createClient } from "@connectrpc/connect";
+import { compressionGzip, createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import {
+  AgentService,
   AttachSessionRequestSchema,
   SendToSessionRequestSchema,
   SendToSessionResponseSchema,
@@ -194,6 +197,27 @@ describe("tool caps on a server", () => {
         .map((m) => m.toString())
         .filter((m) => m.startsWith('{"error"'));
       expect(errors[0]).toContain(expected);
+    }, 60_000);
+  }
+
+  // A client that compresses its messages (gzip here, as connect-node and grpc-js can).
+  for (const [name, transport] of [
+    ["gRPC", (baseUrl: string) => createGrpcTransport({ baseUrl, sendCompression: compressionGzip, writeMaxBytes: 8 * 1024 * 1024 })],
+    ["Connect", (baseUrl: string) => createConnectTransport({ baseUrl, httpVersion: "2", sendCompression: compressionGzip, writeMaxBytes: 8 * 1024 * 1024 })],
+  ] as const) {
+    it(`SendToSession (${name}, gzip): a compressed 4 MiB register_tools is expanded, cut and refused in-band`, async () => {
+      const session = factory.open();
+      const { sessionId } = await startSession(session);
+      const client = createClient(AgentService, transport(server.url));
+      const bystander = await startBystander(server.url);
+      const { lastSeq } = await client.sendToSession({ sessionId, request: create(SessionRequestSchema, rq.register(minimalTools)) });
+      expect(Number(lastSeq)).toBeGreaterThan(0);
+      expect(await nextOf(session, "error")).toMatchObject({ code: "invalid_argument", message: expect.stringContaining("more than 512 tools") });
+      const report = await bystander.stop();
+      expect(report.p99Ms, JSON.stringify(report)).toBeLessThan(STALL_BOUND_MS);
+      expect(report.loopMaxMs, JSON.stringify(report)).toBeLessThan(400);
+      session.end();
+      await session.status;
     }, 60_000);
   }
 });

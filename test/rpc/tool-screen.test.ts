@@ -1,8 +1,9 @@
+import * as zlib from "node:zlib";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { AttachSessionRequestSchema, SendToSessionRequestSchema, SessionRequestSchema } from "../../src/gen/roz/v1/agent_pb.js";
 import { cutToolLists, screenedEnvelopes, screenToolLists } from "../../src/rpc/tool-screen.ts";
-import { grpcFrame } from "../server/raw-h2.ts";
+import { grpcFrame, parseGrpcFrames } from "../server/raw-h2.ts";
 import { type SessionRequestInit, sessionRequestBytes as bytesOf } from "../support/session-client.ts";
 import { rq, tool } from "../support/session-protocol.ts";
 
@@ -310,14 +311,69 @@ describe("Connect unary bodies left to connect", () => {
     return { screened: request[Symbol.asyncIterator] !== body, headers: request.headers };
   };
 
-  it("a compressed body is not screened", () => {
-    expect(screenedUnary({ "content-encoding": "gzip", "content-length": "10" })).toEqual({
+  it("a body of an encoding the screen cannot read is left to connect", () => {
+    expect(screenedUnary({ "content-encoding": "zstd", "content-length": "10" })).toEqual({
       screened: false,
-      headers: { "content-encoding": "gzip", "content-length": "10" },
+      headers: { "content-encoding": "zstd", "content-length": "10" },
     });
   });
 
   it("a body declared over the limit keeps its length, and connect refuses it from the header", () => {
     expect(screenedUnary({ "content-length": "1001" })).toEqual({ screened: false, headers: { "content-length": "1001" } });
+  });
+});
+
+describe("compressed messages", () => {
+  const register = bytesOf(rq.register(tools(40)));
+  const small = bytesOf(rq.register(tools(5)));
+
+  for (const [encoding, compress, decompress] of [
+    ["gzip", zlib.gzipSync, zlib.gunzipSync],
+    ["br", zlib.brotliCompressSync, zlib.brotliDecompressSync],
+  ] as const) {
+    it(`${encoding}: an envelope is expanded, cut and compressed again; one within the cap passes as it came`, async () => {
+      const body = Buffer.concat([envelope(compress(register), true), envelope(compress(small), true)]);
+      async function* source() {
+        yield body;
+      }
+      const request = { headers: { "grpc-encoding": encoding }, [Symbol.asyncIterator]: source };
+      screenToolLists(request, "/roz.v1.AgentService/StreamSession", "application/grpc", 10, 4 * 1024 * 1024);
+      const out: Uint8Array[] = [];
+      for await (const chunk of request) out.push(chunk);
+      const [first, second] = parseGrpcFrames(Buffer.concat(out));
+      expect((decode(decompress(first!)).request.value as { tools: unknown[] }).tools).toHaveLength(11);
+      expect(second!.equals(compress(small))).toBe(true);
+      expect(Buffer.concat(out)[0]).toBe(1);
+    });
+
+    it(`${encoding}: a Connect unary body is expanded, cut and compressed again`, async () => {
+      const message = toBinary(
+        SendToSessionRequestSchema,
+        create(SendToSessionRequestSchema, { sessionId: "s", request: create(SessionRequestSchema, rq.register(tools(40))) }),
+      );
+      async function* source() {
+        yield compress(message);
+      }
+      const request = { headers: { "content-encoding": encoding }, [Symbol.asyncIterator]: source };
+      screenToolLists(request, "/roz.v1.AgentService/SendToSession", "application/proto", 10, 4 * 1024 * 1024);
+      const out: Uint8Array[] = [];
+      for await (const chunk of request) out.push(chunk);
+      const decoded = fromBinary(SendToSessionRequestSchema, decompress(Buffer.concat(out)));
+      expect((decoded.request!.request.value as { tools: unknown[] }).tools).toHaveLength(11);
+    });
+  }
+
+  it("a message that expands beyond the limit, or is not of its encoding, passes on unchanged (connect refuses it)", async () => {
+    const bomb = zlib.gzipSync(Buffer.alloc(2 * 1024 * 1024));
+    for (const data of [bomb, Buffer.from("not gzip")]) {
+      async function* source() {
+        yield envelope(data, true);
+      }
+      const request = { headers: { "grpc-encoding": "gzip" }, [Symbol.asyncIterator]: source };
+      screenToolLists(request, "/roz.v1.AgentService/StreamSession", "application/grpc", 10, 1024 * 1024);
+      const out: Uint8Array[] = [];
+      for await (const chunk of request) out.push(chunk);
+      expect(Buffer.concat(out).equals(envelope(data, true))).toBe(true);
+    }
   });
 });
