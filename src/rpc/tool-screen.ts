@@ -415,12 +415,145 @@ function cutJsonLists(message: unknown, carriers: readonly Carrier[], maxTools: 
 /** connect's own decoding of JSON text: a byte-order mark is dropped. */
 const utf8 = new TextDecoder();
 
+/** What a JSON scan looks for at a value: the carriers of an object, the `tools` of a carrier's object, or the list itself. */
+type JsonLevel = { carriers: readonly Carrier[] } | { tools: DescField } | { list: true } | undefined;
+
+/** Thrown when a text is not the JSON a scan expects: it passes on as it came, for connect to judge. */
+const NOT_JSON = new Error("not the JSON the tool-list scan expects");
+
+/**
+ * A scan of JSON text (bytes) for the tools lists that `carriers` name, without parsing it:
+ * the byte ranges to drop so that each list over the cap keeps its first `maxTools + 1`
+ * elements. About 3 times cheaper than `JSON.parse` on 200,000 tools, and it allocates
+ * nothing per tool. Duplicate keys need nothing: each occurrence is cut on its own, and the
+ * last one (the one a parser keeps) is cut if it is over the cap.
+ */
+class JsonToolLists {
+  readonly drops: [from: number, to: number][] = [];
+  readonly #bytes: Buffer;
+  readonly #keep: number;
+  #i = 0;
+
+  constructor(bytes: Buffer, maxTools: number) {
+    this.#bytes = bytes;
+    this.#keep = maxTools + 1;
+  }
+
+  scan(carriers: readonly Carrier[]): this {
+    // A byte-order mark, which connect's decoder drops.
+    if (this.#bytes[0] === 0xef && this.#bytes[1] === 0xbb && this.#bytes[2] === 0xbf) this.#i = 3;
+    this.#value({ carriers });
+    this.#space();
+    if (this.#i !== this.#bytes.length) throw NOT_JSON;
+    return this;
+  }
+
+  #value(level: JsonLevel): void {
+    this.#space();
+    const c = this.#bytes[this.#i];
+    if (c === 0x7b) this.#object(level);
+    else if (c === 0x5b) this.#array(level !== undefined && "list" in level);
+    else if (c === 0x22) this.#string();
+    else this.#literal();
+  }
+
+  #object(level: JsonLevel): void {
+    this.#i++;
+    this.#space();
+    if (this.#bytes[this.#i] === 0x7d) {
+      this.#i++;
+      return;
+    }
+    for (;;) {
+      this.#space();
+      const keyStart = this.#i;
+      this.#string();
+      const child = level === undefined || "list" in level ? undefined : this.#childLevel(level, this.#key(keyStart, this.#i));
+      this.#space();
+      if (this.#bytes[this.#i++] !== 0x3a) throw NOT_JSON;
+      this.#value(child);
+      this.#space();
+      const next = this.#bytes[this.#i++];
+      if (next === 0x7d) return;
+      if (next !== 0x2c) throw NOT_JSON;
+    }
+  }
+
+  #childLevel(level: { carriers: readonly Carrier[] } | { tools: DescField }, key: string): JsonLevel {
+    if ("tools" in level) return namesOf(level.tools).includes(key) ? { list: true } : undefined;
+    const carrier = level.carriers.find((c) => namesOf(c.field).includes(key));
+    if (carrier === undefined) return undefined;
+    return "within" in carrier ? { carriers: carrier.within } : { tools: carrier.tools };
+  }
+
+  #array(counted: boolean): void {
+    this.#i++;
+    this.#space();
+    if (this.#bytes[this.#i] === 0x5d) {
+      this.#i++;
+      return;
+    }
+    let elements = 0;
+    let keptTo = -1;
+    for (;;) {
+      this.#value(undefined);
+      if (++elements === this.#keep) keptTo = this.#i;
+      this.#space();
+      const next = this.#bytes[this.#i++];
+      if (next === 0x5d) break;
+      if (next !== 0x2c) throw NOT_JSON;
+    }
+    if (counted && elements > this.#keep) this.drops.push([keptTo, this.#i - 1]);
+  }
+
+  #string(): void {
+    if (this.#bytes[this.#i] !== 0x22) throw NOT_JSON;
+    for (let from = this.#i + 1; ; ) {
+      const quote = this.#bytes.indexOf(0x22, from);
+      if (quote < 0) throw NOT_JSON;
+      let backslashes = 0;
+      while (this.#bytes[quote - 1 - backslashes] === 0x5c) backslashes++;
+      from = quote + 1;
+      if (backslashes % 2 === 0) {
+        this.#i = from;
+        return;
+      }
+    }
+  }
+
+  /** The key whose string (quotes included) is `[start, end)`; escapes decoded as a parser would. */
+  #key(start: number, end: number): string {
+    const raw = this.#bytes.toString("utf8", start, end);
+    return raw.includes("\\") ? (JSON.parse(raw) as string) : raw.slice(1, -1);
+  }
+
+  /** A number, true, false or null: up to the next delimiter. */
+  #literal(): void {
+    const start = this.#i;
+    for (; this.#i < this.#bytes.length; this.#i++) {
+      const c = this.#bytes[this.#i];
+      if (c === 0x2c || c === 0x7d || c === 0x5d || c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) break;
+    }
+    if (this.#i === start) throw NOT_JSON;
+  }
+
+  #space(): void {
+    for (;;) {
+      const c = this.#bytes[this.#i];
+      if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) return;
+      this.#i++;
+    }
+  }
+}
+
 /**
  * The cut of JSON messages that `carriers` describe. Every tool is a JSON object: a message
- * with no more `{` than the cap holds no list over it and is not parsed. One that may is
- * parsed (some 30 ms for 4 MiB, against 0.3–0.5 s for connect to decode 200,000 tools) and,
- * when a list was over the cap, written anew. A kept tool too deep to write back is replaced by
- * `{}`: the request is refused as over the cap either way.
+ * with no more `{` than the cap holds no list over it and is not read. One that may is scanned
+ * (`JsonToolLists`: some 25 ms for 4 MiB, against 0.4–0.6 s for connect to decode 200,000
+ * tools) and the elements beyond the cap are dropped from the text. A text the scan does not
+ * take passes on as it came: connect refuses it (malformed), or it nests too deep for the
+ * scan's recursion, and is then parsed and written anew (a kept tool too deep to write back
+ * becomes `{}`: the request is refused as over the cap either way).
  */
 const jsonCut =
   (carriers: readonly Carrier[], maxTools: number): MessageCut =>
@@ -431,21 +564,42 @@ const jsonCut =
       for (let i = view.indexOf(0x7b); i >= 0; i = view.indexOf(0x7b, i + 1)) if (++objects > maxTools) break count;
     }
     if (objects <= maxTools) return undefined;
-    let message: unknown;
+    const text = Buffer.concat(views);
+    let drops: [number, number][];
     try {
-      message = JSON.parse(utf8.decode(Buffer.concat(views)));
-    } catch {
-      return undefined;
+      drops = new JsonToolLists(text, maxTools).scan(carriers).drops;
+    } catch (err) {
+      if (err === NOT_JSON) return undefined;
+      return reparsedCut(text, carriers, maxTools);
     }
-    const cut = cutJsonLists(message, carriers, maxTools);
-    if (cut.length === 0) return undefined;
-    try {
-      return [Buffer.from(JSON.stringify(message))];
-    } catch {
-      for (const list of cut) list.fill({});
-      return [Buffer.from(JSON.stringify(message))];
+    if (drops.length === 0) return undefined;
+    const parts: Uint8Array[] = [];
+    let from = 0;
+    for (const [dropFrom, dropTo] of drops.sort((x, y) => x[0] - y[0])) {
+      parts.push(text.subarray(from, dropFrom));
+      from = dropTo;
     }
+    parts.push(text.subarray(from));
+    return parts;
   };
+
+/** The cut by `JSON.parse` and `JSON.stringify`, for a text that nests deeper than the scan goes. */
+function reparsedCut(text: Buffer, carriers: readonly Carrier[], maxTools: number): Uint8Array[] | undefined {
+  let message: unknown;
+  try {
+    message = JSON.parse(utf8.decode(text));
+  } catch {
+    return undefined;
+  }
+  const cut = cutJsonLists(message, carriers, maxTools);
+  if (cut.length === 0) return undefined;
+  try {
+    return [Buffer.from(JSON.stringify(message))];
+  } catch {
+    for (const list of cut) list.fill({});
+    return [Buffer.from(JSON.stringify(message))];
+  }
+}
 
 /**
  * `request` (a SessionRequest's bytes) with every tools list over `maxTools` cut to

@@ -292,7 +292,36 @@ describe("JSON messages", () => {
 
   it("reads JSON with a byte-order mark as connect does", async () => {
     const cut = await screenedJson(`\ufeff${JSON.stringify({ sessionId: "s", request: { registerTools: { tools: names(40) } } })}`, "SendToSession");
-    expect(JSON.parse(cut.toString()).request.registerTools.tools).toHaveLength(11);
+    expect(JSON.parse(new TextDecoder().decode(cut)).request.registerTools.tools).toHaveLength(11);
+  });
+
+  it("drops the elements beyond the cap from the text itself, whatever its layout, escapes and strings", async () => {
+    const tricky = names(40).map((t, i) => ({
+      ...t,
+      description: i === 3 ? 'a "quoted" [bracket], {brace} and \\ backslash' : "",
+      parameters: { nested: [[1, 2], { a: [] }] },
+    }));
+    const expected = tricky.slice(0, 11);
+    for (const text of [
+      JSON.stringify({ sessionId: "s", request: { registerTools: { tools: tricky } } }, null, 2),
+      // A key written with an escape is the same key to a parser.
+      `{"sessionId":"s","request":{"registerTools":{"\\u0074ools":${JSON.stringify(tricky)}}}}`,
+      // Duplicate keys: a parser keeps the last; both are cut.
+      `{"sessionId":"s","request":{"registerTools":{"tools":${JSON.stringify(tricky)},"tools":${JSON.stringify(tricky)}}}}`,
+    ]) {
+      const cut = JSON.parse((await screenedJson(text, "SendToSession")).toString());
+      expect(cut).toEqual({ sessionId: "s", request: { registerTools: { tools: expected } } });
+    }
+  });
+
+  it("a list of exactly the cap + 1 and malformed text pass as they came", async () => {
+    for (const text of [
+      JSON.stringify({ sessionId: "s", request: { registerTools: { tools: names(11) } } }),
+      `{"sessionId":"s","request":{"registerTools":{"tools":[${"{},".repeat(40)}{}]}}`.replace("]}}", "]}"),
+      `{"sessionId":"s","request":{"registerTools":{"tools":[${'{"name":"a"},'.repeat(40)}{"name":"unterminated}]}}}`,
+    ]) {
+      expect((await screenedJson(text, "SendToSession")).toString()).toBe(text);
+    }
   });
 
   it("a kept tool too deep to write back becomes {}: the message is still over the cap, and valid", async () => {

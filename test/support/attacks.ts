@@ -8,7 +8,7 @@ import * as http2 from "node:http2";
 import * as net from "node:net";
 import { create } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
+import { compressionGzip, createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { AgentService, SessionRequestSchema } from "../../src/gen/roz/v1/agent_pb.js";
 import { grpcFrame } from "../server/raw-h2.ts";
 import { sessionClientFactory } from "./session-client.ts";
@@ -110,22 +110,34 @@ export const registerToolsAttack =
     }
   };
 
-/** One SendToSession (gRPC) of a register_tools with 350,000 minimal tools (4 MiB) to a session of this key; refused in-band. */
-export const sendToSessionToolsAttack: Attack = async (url, headers = {}) => {
-  const factory = sessionClientFactory("grpc-js", url);
-  try {
-    const session = factory.open(headers);
-    const { sessionId } = await startSession(session);
-    const client = createClient(AgentService, createGrpcTransport({ baseUrl: url, readMaxBytes: 8 * 1024 * 1024, writeMaxBytes: 8 * 1024 * 1024 }));
-    const register = rq.register(Array.from({ length: 350_000 }, (_, i) => ({ name: `t${i}` })));
-    await client.sendToSession({ sessionId, request: create(SessionRequestSchema, register) }, { headers });
-    await nextOf(session, "error", 60_000);
-    session.end();
-    await session.status;
-  } finally {
-    factory.close();
-  }
-};
+/** How a SendToSession attack sends its message: binary gRPC, gRPC with gzip, or Connect JSON. */
+export type SendToSessionWire = "grpc" | "grpc-gzip" | "connect-json";
+
+/**
+ * One SendToSession of a register_tools with `count` minimal tools (350,000 fill 4 MiB in
+ * binary, 200,000 most of it in JSON) to a session of this key; refused in-band.
+ */
+export const sendToSessionToolsAttack =
+  (wire: SendToSessionWire = "grpc", count = 350_000): Attack =>
+  async (url, headers = {}) => {
+    const factory = sessionClientFactory("grpc-js", url);
+    try {
+      const session = factory.open(headers);
+      const { sessionId } = await startSession(session);
+      const limits = { readMaxBytes: 8 * 1024 * 1024, writeMaxBytes: 8 * 1024 * 1024 };
+      const transport =
+        wire === "connect-json"
+          ? createConnectTransport({ baseUrl: url, httpVersion: "2", useBinaryFormat: false, ...limits })
+          : createGrpcTransport({ baseUrl: url, ...limits, ...(wire === "grpc-gzip" ? { sendCompression: compressionGzip } : {}) });
+      const register = rq.register(Array.from({ length: count }, (_, i) => ({ name: `t${i}` })));
+      await createClient(AgentService, transport).sendToSession({ sessionId, request: create(SessionRequestSchema, register) }, { headers });
+      await nextOf(session, "error", 60_000);
+      session.end();
+      await session.status;
+    } finally {
+      factory.close();
+    }
+  };
 
 /** Opens `count` sockets of each kind (silent, half preface, preface without SETTINGS, half headers) and waits until the server closed them all. */
 export const slowSocketsAttack =
