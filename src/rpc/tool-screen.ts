@@ -458,13 +458,8 @@ class JsonToolLists {
   }
 
   #object(level: JsonLevel): void {
-    this.#i++;
-    this.#space();
-    if (this.#bytes[this.#i] === 0x7d) {
-      this.#i++;
-      return;
-    }
-    for (;;) {
+    if (this.#empty(0x7d)) return;
+    do {
       this.#space();
       const keyStart = this.#i;
       this.#string();
@@ -472,11 +467,7 @@ class JsonToolLists {
       this.#space();
       if (this.#bytes[this.#i++] !== 0x3a) throw NOT_JSON;
       this.#value(child);
-      this.#space();
-      const next = this.#bytes[this.#i++];
-      if (next === 0x7d) return;
-      if (next !== 0x2c) throw NOT_JSON;
-    }
+    } while (!this.#closed(0x7d));
   }
 
   #childLevel(level: { carriers: readonly Carrier[] } | { tools: DescField }, key: string): JsonLevel {
@@ -487,23 +478,32 @@ class JsonToolLists {
   }
 
   #array(counted: boolean): void {
-    this.#i++;
-    this.#space();
-    if (this.#bytes[this.#i] === 0x5d) {
-      this.#i++;
-      return;
-    }
+    if (this.#empty(0x5d)) return;
     let elements = 0;
     let keptTo = -1;
-    for (;;) {
+    do {
       this.#value(undefined);
       if (++elements === this.#keep) keptTo = this.#i;
-      this.#space();
-      const next = this.#bytes[this.#i++];
-      if (next === 0x5d) break;
-      if (next !== 0x2c) throw NOT_JSON;
-    }
+    } while (!this.#closed(0x5d));
     if (counted && elements > this.#keep) this.drops.push([keptTo, this.#i - 1]);
+  }
+
+  /** Takes the opening bracket of an object or array; true (its `close` taken too) when it is empty. */
+  #empty(close: number): boolean {
+    this.#i++;
+    this.#space();
+    if (this.#bytes[this.#i] !== close) return false;
+    this.#i++;
+    return true;
+  }
+
+  /** Takes what follows a member or element: true at `close`, false at a comma. */
+  #closed(close: number): boolean {
+    this.#space();
+    const next = this.#bytes[this.#i++];
+    if (next === close) return true;
+    if (next !== 0x2c) throw NOT_JSON;
+    return false;
   }
 
   #string(): void {
