@@ -59,7 +59,8 @@ export class OnePortServer {
 
   constructor(handler: Handler, options: OnePortOptions) {
     this.#options = options;
-    const h2Handler = guardStreams(handler, options);
+    const h1Handler = drainWhenAnswered(handler, options);
+    const h2Handler = guardStreams(handler, h1Handler);
     const h2Settings: http2.Settings = { maxConcurrentStreams: options.maxConcurrentStreams };
     // nghttp2's own rapid-reset guard, behind ours: a burst of client resets four times our per-second
     // cap ends the session before any more streams reach JavaScript (Node's default burst is
@@ -70,7 +71,7 @@ export class OnePortServer {
     this.#h1 = http.createServer(
       // Node checks header timeouts on this interval: keep it well below the timeout itself.
       { connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(options.headersTimeoutMs / 4))) },
-      drainWhenAnswered(handler, options) as http.RequestListener,
+      h1Handler as http.RequestListener,
     );
     configureHttp1(this.#h1, options.headersTimeoutMs);
     this.#h1.on("connection", (socket: Socket) => this.#trackHttp1(socket));
@@ -276,7 +277,7 @@ type Exchange = [http2.Http2ServerRequest, http2.Http2ServerResponse];
  *   the resets behind it in the buffer were read: streams already reset are dropped instead
  *   of dispatched. A client that opens a few streams at once never waits.
  */
-function guardStreams(handler: Handler, options: OnePortOptions): (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void {
+function guardStreams(handler: Handler, h1Handler: Handler): (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void {
   const waiting = new Map<http2.Http2Session, Exchange[]>();
   let dispatchedThisTurn = 0;
   let nextTurnScheduled = false;
@@ -311,7 +312,7 @@ function guardStreams(handler: Handler, options: OnePortOptions): (req: http2.Ht
   };
   return (req, res) => {
     // HTTP/1.1 inside TLS (ALPN) reaches this handler too.
-    if (req.httpVersionMajor < 2) return drainWhenAnswered(handler, options)(req, res);
+    if (req.httpVersionMajor < 2) return h1Handler(req, res);
     if (!live(req)) return;
     resetWhenAnswered(req);
     if (waiting.size === 0 && dispatchedThisTurn < STREAMS_PER_TURN) return dispatch([req, res]);

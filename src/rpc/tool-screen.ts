@@ -39,13 +39,6 @@ const SESSION_REQUEST: readonly Carrier[] = [
 
 const methodPath = (name: string): string => `/${AgentService.typeName}/${name}`;
 
-/** The carriers of the request of each method whose requests can carry tools, by HTTP path. */
-const CARRIERS_OF_PATH = new Map<string, readonly Carrier[]>([
-  [methodPath(AgentService.method.streamSession.name), SESSION_REQUEST],
-  [methodPath(AgentService.method.sendToSession.name), [{ field: SendToSessionRequestSchema.field.request, within: SESSION_REQUEST }]],
-  [methodPath(AgentService.method.attachSession.name), [{ field: AttachSessionRequestSchema.field.start, tools: StartSessionSchema.field.tools }]],
-]);
-
 /**
  * The binary form of carriers: field number → the number of the `tools` field in that field's
  * message, or the shape one level further down; and, per field number, the carriers it
@@ -71,8 +64,22 @@ function shapeOf(carriers: readonly Carrier[]): Shape {
 /** The names a JSON message may use for a field (its JSON name, or its name in the .proto). */
 const namesOf = (field: DescField): string[] => [...new Set([field.jsonName, field.name])];
 
-const SHAPE_OF_PATH = new Map([...CARRIERS_OF_PATH].map(([path, carriers]) => [path, shapeOf(carriers)]));
-const SESSION_REQUEST_SHAPE = shapeOf(SESSION_REQUEST);
+/** A screened request's carriers, and their binary form. */
+interface Screened {
+  carriers: readonly Carrier[];
+  shape: Shape;
+}
+
+const screened = (carriers: readonly Carrier[]): Screened => ({ carriers, shape: shapeOf(carriers) });
+
+const SESSION_REQUEST_SCREENED = screened(SESSION_REQUEST);
+
+/** What the request of each method whose requests can carry tools carries, by HTTP path. */
+const SCREENED_OF_PATH = new Map<string, Screened>([
+  [methodPath(AgentService.method.streamSession.name), SESSION_REQUEST_SCREENED],
+  [methodPath(AgentService.method.sendToSession.name), screened([{ field: SendToSessionRequestSchema.field.request, within: SESSION_REQUEST }])],
+  [methodPath(AgentService.method.attachSession.name), screened([{ field: AttachSessionRequestSchema.field.start, tools: StartSessionSchema.field.tools }])],
+]);
 
 /** Enveloped messages (gRPC, gRPC-Web, Connect streaming), binary or JSON. */
 const BINARY_STREAM = /^application\/(grpc(-web)?(\+proto)?|connect\+proto)(;|$)/i;
@@ -606,7 +613,7 @@ function reparsedCut(text: Buffer, carriers: readonly Carrier[], maxTools: numbe
  * `maxTools + 1` entries; `request` itself when none is.
  */
 export function cutToolLists(request: Uint8Array, maxTools: number): Uint8Array {
-  const parts = cutParts(new ChunkedBytes([request]), 0, request.byteLength, maxTools, SESSION_REQUEST_SHAPE);
+  const parts = cutParts(new ChunkedBytes([request]), 0, request.byteLength, maxTools, SESSION_REQUEST_SCREENED.shape);
   return parts === undefined ? request : Buffer.concat(parts);
 }
 
@@ -690,7 +697,7 @@ export function screenedEnvelopes(
   body: AsyncIterable<Uint8Array>,
   maxTools: number,
   maxMessageBytes: number,
-  cuts: Cuts = { plain: binaryCut(SESSION_REQUEST_SHAPE, maxTools) },
+  cuts: Cuts = { plain: binaryCut(SESSION_REQUEST_SCREENED.shape, maxTools) },
 ): AsyncIterableIterator<Uint8Array> {
   const source = body[Symbol.asyncIterator]();
   /** Screened chunks not yet handed on. */
@@ -835,9 +842,9 @@ interface ScreenedRequest extends AsyncIterable<Uint8Array> {
  * `maxMessageBytes` is left to connect, which refuses it from that header.
  */
 export function screenToolLists(request: ScreenedRequest, path: string, contentType: string | undefined, maxTools: number, maxMessageBytes: number): void {
-  const carriers = CARRIERS_OF_PATH.get(path);
-  const shape = SHAPE_OF_PATH.get(path);
-  if (carriers === undefined || shape === undefined || contentType === undefined) return;
+  const call = SCREENED_OF_PATH.get(path);
+  if (call === undefined || contentType === undefined) return;
+  const { carriers, shape } = call;
   const json = JSON_STREAM.test(contentType) || JSON_UNARY.test(contentType);
   const enveloped = json ? JSON_STREAM.test(contentType) : BINARY_STREAM.test(contentType);
   if (!json && !enveloped && !BINARY_UNARY.test(contentType)) return;
