@@ -19,6 +19,38 @@ async function collect(chunks: Uint8Array[], maxTools: number): Promise<Buffer> 
   return Buffer.concat(out);
 }
 
+interface ScreenCall {
+  /** The AgentService method. */
+  name: string;
+  contentType: string | undefined;
+  headers?: Record<string, string>;
+  maxTools?: number;
+  maxMessageBytes?: number;
+}
+
+/**
+ * A request to a method whose body arrives as `chunks`, with the screen applied as the server
+ * applies it: whether the screen took the body over, the headers connect then sees, and the
+ * body connect then reads.
+ */
+function screenedRequest(call: ScreenCall, chunks: readonly Uint8Array[] = []) {
+  const body = async function* (): AsyncGenerator<Uint8Array> {
+    yield* chunks;
+  };
+  const request = { headers: { ...call.headers } as Record<string, string>, [Symbol.asyncIterator]: body };
+  screenToolLists(request, `/roz.v1.AgentService/${call.name}`, call.contentType, call.maxTools ?? 10, call.maxMessageBytes ?? 4 * 1024 * 1024);
+  const read = async (): Promise<Buffer> => {
+    const out: Uint8Array[] = [];
+    for await (const chunk of request) out.push(chunk);
+    return Buffer.concat(out);
+  };
+  return { took: request[Symbol.asyncIterator] !== body, headers: request.headers, read };
+}
+
+/** `bytes` in chunks of `size`. */
+const inChunks = (bytes: Uint8Array, size: number): Uint8Array[] =>
+  Array.from({ length: Math.ceil(bytes.byteLength / size) }, (_, i) => bytes.subarray(i * size, (i + 1) * size));
+
 describe("cutToolLists", () => {
   it("cuts register_tools, start and user_message lists to max + 1 and keeps every other field", () => {
     const register = decode(cutToolLists(bytesOf(rq.register(tools(40), "ide", "context")), 10));
@@ -182,29 +214,23 @@ describe("screenedEnvelopes", () => {
 });
 
 describe("screenToolLists", () => {
-  /** Whether the screen took over the body of a request to `path` of `contentType`. */
-  const screens = (path: string, contentType: string | undefined): boolean => {
-    const body = async function* (): AsyncGenerator<Uint8Array> {};
-    const request = { headers: { "content-length": "10" }, [Symbol.asyncIterator]: body };
-    screenToolLists(request, path, contentType, 512, 4 * 1024 * 1024);
-    return request[Symbol.asyncIterator] !== body;
-  };
-  const method = (name: string) => `/roz.v1.AgentService/${name}`;
+  /** Whether the screen took over the body of a request to `name` of `contentType`. */
+  const screens = (name: string, contentType: string | undefined): boolean =>
+    screenedRequest({ name, contentType, headers: { "content-length": "10" }, maxTools: 512 }).took;
 
   it("screens the binary and JSON content types of the calls that carry tools only", () => {
     const screened = ["application/grpc", "application/grpc+proto", "application/grpc-web", "application/grpc-web+proto", "application/connect+proto"];
     screened.push("application/proto", "application/grpc+json", "application/grpc-web+json", "application/connect+json", "application/json");
     for (const name of ["StreamSession", "SendToSession", "AttachSession"]) {
-      for (const type of screened) expect(screens(method(name), type), `${name} ${type}`).toBe(true);
-      for (const type of ["application/grpc-web-text", "text/plain", undefined]) expect(screens(method(name), type), `${name} ${type}`).toBe(false);
+      for (const type of screened) expect(screens(name, type), `${name} ${type}`).toBe(true);
+      for (const type of ["application/grpc-web-text", "text/plain", undefined]) expect(screens(name, type), `${name} ${type}`).toBe(false);
     }
-    for (const name of ["ListSessions", "WatchTeam", "Nope"]) expect(screens(method(name), "application/grpc"), name).toBe(false);
+    for (const name of ["ListSessions", "WatchTeam", "Nope"]) expect(screens(name, "application/grpc"), name).toBe(false);
   });
 
   it("a Connect unary body loses its declared length (a cut one is shorter)", () => {
-    const request = { headers: { "content-length": "10" } as Record<string, string>, [Symbol.asyncIterator]: async function* () {} };
-    screenToolLists(request, method("SendToSession"), "application/proto", 512, 4 * 1024 * 1024);
-    expect(request.headers["content-length"]).toBeUndefined();
+    const { headers } = screenedRequest({ name: "SendToSession", contentType: "application/proto", headers: { "content-length": "10" }, maxTools: 512 });
+    expect(headers["content-length"]).toBeUndefined();
   });
 });
 
@@ -212,16 +238,8 @@ describe("nested carriers", () => {
   const sendTo = (request: SessionRequestInit) =>
     toBinary(SendToSessionRequestSchema, create(SendToSessionRequestSchema, { sessionId: "s", request: create(SessionRequestSchema, request) }));
   /** The message as connect would read it from a Connect unary call to `name`, in 7-byte chunks. */
-  const collectMessage = async (bytes: Uint8Array, name: string): Promise<Uint8Array> => {
-    async function* body(): AsyncGenerator<Uint8Array> {
-      for (let at = 0; at < bytes.byteLength; at += 7) yield bytes.subarray(at, at + 7);
-    }
-    const request = { headers: {}, [Symbol.asyncIterator]: body };
-    screenToolLists(request, `/roz.v1.AgentService/${name}`, "application/proto", 10, 4 * 1024 * 1024);
-    const out: Uint8Array[] = [];
-    for await (const chunk of request) out.push(chunk);
-    return Buffer.concat(out);
-  };
+  const collectMessage = (bytes: Uint8Array, name: string): Promise<Buffer> =>
+    screenedRequest({ name, contentType: "application/proto" }, inChunks(bytes, 7)).read();
 
   it("SendToSession: the register_tools inside `request` is cut; the other fields stay as they were", async () => {
     const bytes = sendTo(rq.register(tools(40), "ide", "context"));
@@ -256,16 +274,9 @@ describe("nested carriers", () => {
 
 describe("JSON messages", () => {
   /** The message as connect would read it from a Connect unary JSON call to `name`. */
-  const screenedJson = async (message: unknown, name: string, maxTools = 10): Promise<Buffer> => {
+  const screenedJson = (message: unknown, name: string): Promise<Buffer> => {
     const bytes = Buffer.from(typeof message === "string" ? message : JSON.stringify(message));
-    async function* body(): AsyncGenerator<Uint8Array> {
-      for (let at = 0; at < bytes.byteLength; at += 1000) yield bytes.subarray(at, at + 1000);
-    }
-    const request = { headers: {}, [Symbol.asyncIterator]: body };
-    screenToolLists(request, `/roz.v1.AgentService/${name}`, "application/json", maxTools, 4 * 1024 * 1024);
-    const out: Uint8Array[] = [];
-    for await (const chunk of request) out.push(chunk);
-    return Buffer.concat(out);
+    return screenedRequest({ name, contentType: "application/json" }, inChunks(bytes, 1000)).read();
   };
   const names = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `t${i}` }));
 
@@ -334,10 +345,14 @@ describe("JSON messages", () => {
 
 describe("Connect unary bodies left to connect", () => {
   const screenedUnary = (headers: Record<string, string>) => {
-    const body = async function* (): AsyncGenerator<Uint8Array> {};
-    const request = { headers: { ...headers }, [Symbol.asyncIterator]: body };
-    screenToolLists(request, "/roz.v1.AgentService/SendToSession", "application/proto", 512, 1000);
-    return { screened: request[Symbol.asyncIterator] !== body, headers: request.headers };
+    const { took, headers: after } = screenedRequest({
+      name: "SendToSession",
+      contentType: "application/proto",
+      headers,
+      maxTools: 512,
+      maxMessageBytes: 1000,
+    });
+    return { screened: took, headers: after };
   };
 
   it("a body of an encoding the screen cannot read is left to connect", () => {
@@ -362,17 +377,11 @@ describe("compressed messages", () => {
   ] as const) {
     it(`${encoding}: an envelope is expanded, cut and compressed again; one within the cap passes as it came`, async () => {
       const body = Buffer.concat([envelope(compress(register), true), envelope(compress(small), true)]);
-      async function* source() {
-        yield body;
-      }
-      const request = { headers: { "grpc-encoding": encoding }, [Symbol.asyncIterator]: source };
-      screenToolLists(request, "/roz.v1.AgentService/StreamSession", "application/grpc", 10, 4 * 1024 * 1024);
-      const out: Uint8Array[] = [];
-      for await (const chunk of request) out.push(chunk);
-      const [first, second] = parseGrpcFrames(Buffer.concat(out));
+      const out = await screenedRequest({ name: "StreamSession", contentType: "application/grpc", headers: { "grpc-encoding": encoding } }, [body]).read();
+      const [first, second] = parseGrpcFrames(out);
       expect((decode(decompress(first!)).request.value as { tools: unknown[] }).tools).toHaveLength(11);
       expect(second!.equals(compress(small))).toBe(true);
-      expect(Buffer.concat(out)[0]).toBe(1);
+      expect(out[0]).toBe(1);
     });
 
     it(`${encoding}: a Connect unary body is expanded, cut and compressed again`, async () => {
@@ -380,14 +389,10 @@ describe("compressed messages", () => {
         SendToSessionRequestSchema,
         create(SendToSessionRequestSchema, { sessionId: "s", request: create(SessionRequestSchema, rq.register(tools(40))) }),
       );
-      async function* source() {
-        yield compress(message);
-      }
-      const request = { headers: { "content-encoding": encoding }, [Symbol.asyncIterator]: source };
-      screenToolLists(request, "/roz.v1.AgentService/SendToSession", "application/proto", 10, 4 * 1024 * 1024);
-      const out: Uint8Array[] = [];
-      for await (const chunk of request) out.push(chunk);
-      const decoded = fromBinary(SendToSessionRequestSchema, decompress(Buffer.concat(out)));
+      const out = await screenedRequest({ name: "SendToSession", contentType: "application/proto", headers: { "content-encoding": encoding } }, [
+        compress(message),
+      ]).read();
+      const decoded = fromBinary(SendToSessionRequestSchema, decompress(out));
       expect((decoded.request!.request.value as { tools: unknown[] }).tools).toHaveLength(11);
     });
   }
@@ -395,14 +400,9 @@ describe("compressed messages", () => {
   it("a message that expands beyond the limit, or is not of its encoding, passes on unchanged (connect refuses it)", async () => {
     const bomb = zlib.gzipSync(Buffer.alloc(2 * 1024 * 1024));
     for (const data of [bomb, Buffer.from("not gzip")]) {
-      async function* source() {
-        yield envelope(data, true);
-      }
-      const request = { headers: { "grpc-encoding": "gzip" }, [Symbol.asyncIterator]: source };
-      screenToolLists(request, "/roz.v1.AgentService/StreamSession", "application/grpc", 10, 1024 * 1024);
-      const out: Uint8Array[] = [];
-      for await (const chunk of request) out.push(chunk);
-      expect(Buffer.concat(out).equals(envelope(data, true))).toBe(true);
+      const call = { name: "StreamSession", contentType: "application/grpc", headers: { "grpc-encoding": "gzip" }, maxMessageBytes: 1024 * 1024 };
+      const out = await screenedRequest(call, [envelope(data, true)]).read();
+      expect(out.equals(envelope(data, true))).toBe(true);
     }
   });
 });
