@@ -30,6 +30,7 @@ export type ChildReply =
       cpuUserUs: number;
       cpuSystemUs: number;
       heapUsed: number;
+      heapTotal: number;
       external: number;
       sessions: number;
       /** Event-loop delay since the previous `stats`, ms. */
@@ -72,6 +73,7 @@ async function main(): Promise<void> {
             cpuUserUs: cpu.user,
             cpuSystemUs: cpu.system,
             heapUsed: mem.heapUsed,
+            heapTotal: mem.heapTotal,
             external: mem.external,
             sessions: sessions(),
             loopDelayP99Ms: loopDelay.percentile(99) / 1e6,

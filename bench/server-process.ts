@@ -33,6 +33,7 @@ export interface CpuStats {
   /** User + system CPU time of the child so far, in microseconds. */
   cpuUs: number;
   heapUsed: number;
+  heapTotal: number;
   external: number;
   sessions: number;
   /** Event-loop delay of the child since the previous `stats()`, ms. */
@@ -125,6 +126,7 @@ export async function startServerProcess(spec: ChildSpec, options: { profile?: b
       return {
         cpuUs: r.cpuUserUs + r.cpuSystemUs,
         heapUsed: r.heapUsed,
+        heapTotal: r.heapTotal,
         external: r.external,
         sessions: r.sessions,
         loopDelayP99Ms: r.loopDelayP99Ms,

@@ -20,6 +20,7 @@ import {
   screenToolLists,
   encodeResponse,
   rawRequestKey,
+  COMPRESS_MIN_BYTES,
   type RpcAuthenticator,
 } from "../rpc/index.ts";
 import { registerReflection } from "../rpc/reflection/index.ts";
@@ -335,12 +336,15 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       registerReflection(router, [AgentService]);
     },
     readMaxBytes: config.maxMessageBytes,
+    // The session writer leaves messages of this size on to connect, which compresses them.
+    compressMinBytes: COMPRESS_MIN_BYTES,
     grpc: true,
     grpcWeb: true,
     connect: true,
     contextValues: (req) => {
       const raw = req.raw as IncomingMessage | Http2ServerRequest;
       return createContextValues().set(rawRequestKey, {
+        ...("stream" in raw && raw.stream ? { body: raw.stream } : {}),
         settled: () =>
           new Promise<void>((resolve) => {
             const stream = "stream" in raw ? raw.stream : undefined;

@@ -11,6 +11,18 @@ export interface RawRequestInfo {
    * connection), so `aborted()` is then final for anything the client did before.
    */
   settled(): Promise<void>;
+  /** The HTTP/2 stream the response goes out on (absent on HTTP/1.1): see `EnvelopeWriter`. */
+  readonly body?: ResponseBody;
+}
+
+/** What of Node's `Http2Stream` the session writer uses to write responses around connect. */
+export interface ResponseBody {
+  readonly headersSent: boolean;
+  readonly destroyed: boolean;
+  readonly writable: boolean;
+  write(chunk: Uint8Array): boolean;
+  once(event: "drain" | "close", listener: () => void): unknown;
+  off(event: "drain" | "close", listener: () => void): unknown;
 }
 
 export const rawRequestKey = createContextKey<RawRequestInfo | undefined>(undefined, { description: "raw request info" });

@@ -61,7 +61,11 @@ function flatMessage(item: OutgoingEvent, json: boolean): SessionResponse {
 }
 
 /** What one stream writes for one outgoing item: zero or more responses. */
-export type StreamWriter = (item: OutgoingEvent) => SessionResponse[];
+export interface StreamWriter {
+  (item: OutgoingEvent): SessionResponse[];
+  /** The same responses in their binary encoding, the kept bytes as they are. */
+  binary(item: OutgoingEvent): Uint8Array[];
+}
 
 /**
  * The one write path of a session stream in `format` (session-behaviour.md §9):
@@ -73,11 +77,16 @@ export type StreamWriter = (item: OutgoingEvent) => SessionResponse[];
  */
 export function createStreamWriter(format: EventFormat, json: boolean): StreamWriter {
   const encode = createResponseEncoder(format);
-  return (item) => {
+  const write = (item: OutgoingEvent): SessionResponse[] => {
     const { event } = item;
     if (format !== "flat" && event) return encode({ ...item, event });
     if (item.bytes?.length === 0) return [];
     if (event !== undefined && item.bytes === undefined) return encode({ ...item, event });
     return [flatMessage(item, json)];
   };
+  const binary = (item: OutgoingEvent): Uint8Array[] => {
+    if (item.bytes !== undefined && (format === "flat" || item.event === undefined)) return item.bytes.length === 0 ? [] : [item.bytes];
+    return write(item).map((response) => toBinary(SessionResponseSchema, response));
+  };
+  return Object.assign(write, { binary });
 }

@@ -18,7 +18,8 @@ import { rawRequestKey, type RpcAuthenticator } from "./context-values.ts";
 import type { EventFormat } from "./event-format.ts";
 import { commandFromWire } from "./from-wire.ts";
 import { encoderOf } from "./responses.ts";
-import { createStreamWriter, isJsonCall, type StreamWriter } from "./response-writer.ts";
+import { EnvelopeWriter } from "./envelope-writer.ts";
+import { createStreamWriter, isJsonCall, preEncoded, type StreamWriter } from "./response-writer.ts";
 import type { SessionRelay } from "./session-relay.ts";
 import { type ApplyLocally, type StepResult, StreamRoute } from "./stream-route.ts";
 
@@ -140,10 +141,21 @@ export async function* openSessionCall(deps: StreamSessionDeps, ctx: HandlerCont
 export async function* writeStream(route: StreamRoute, call: SessionCall, ctx: HandlerContext): AsyncGenerator<SessionResponse> {
   const onAbort = (): void => route.transportBroken();
   ctx.signal.addEventListener("abort", onAbort, { once: true });
+  const direct = EnvelopeWriter.of(ctx);
   try {
     for (;;) {
       for await (const item of route.local.output) {
         if (item.kind === "fatal") throw toConnectError(item.error);
+        const binary = direct && call.write.binary(item.item);
+        if (binary && direct.takes(binary)) {
+          const drained = direct.write(binary);
+          if (drained) await drained;
+          continue;
+        }
+        if (binary) {
+          for (const bytes of binary) yield preEncoded(bytes);
+          continue;
+        }
         // Not `yield*`: over an array it goes through an async-from-sync iterator, two more hops per response.
         for (const response of call.write(item.item)) yield response;
       }

@@ -1,0 +1,80 @@
+import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
+import { type ResponseBody, rawRequestKey } from "./context-values.ts";
+import { isJsonCall } from "./response-writer.ts";
+
+/** Bytes of an envelope's prefix: a flags byte and the message length (big-endian u32). */
+const PREFIX_BYTES = 5;
+
+/** Messages from this size on are compressed when the client accepts it (connect's `compressMinBytes`). */
+export const COMPRESS_MIN_BYTES = 1024;
+
+/**
+ * The messages as one chunk of enveloped messages. gRPC, gRPC-Web and the Connect streaming
+ * protocol frame a message alike: flags 0 (not compressed, which each of them allows whatever
+ * encoding was negotiated), the length, the bytes.
+ */
+export function envelopes(messages: readonly Uint8Array[]): Uint8Array {
+  let size = 0;
+  for (const m of messages) size += PREFIX_BYTES + m.length;
+  const chunk = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (const m of messages) {
+    chunk[at] = 0;
+    chunk.writeUInt32BE(m.length, at + 1);
+    chunk.set(m, at + PREFIX_BYTES);
+    at += PREFIX_BYTES + m.length;
+  }
+  return chunk;
+}
+
+/**
+ * Writes a binary call's responses straight onto its HTTP/2 stream, past connect's per-message
+ * pipeline (a chain of async generators, and a promise with two listeners per write: most of
+ * what a streamed delta cost). Safe once connect has sent the response headers: connect asks
+ * the handler for its next response only after it wrote the previous one, so these bytes
+ * follow everything connect was given, and its end of stream (trailers, or the last frame of
+ * gRPC-Web and Connect) follows them. A message connect would compress is left to connect.
+ */
+export class EnvelopeWriter {
+  readonly #body: ResponseBody;
+  readonly #compressing: boolean;
+
+  private constructor(body: ResponseBody, compressing: boolean) {
+    this.#body = body;
+    this.#compressing = compressing;
+  }
+
+  /** The writer of a binary call on HTTP/2; undefined for JSON calls and on HTTP/1.1. */
+  static of(ctx: HandlerContext): EnvelopeWriter | undefined {
+    const body = isJsonCall(ctx) ? undefined : ctx.values.get(rawRequestKey)?.body;
+    if (body === undefined) return undefined;
+    // Connect names the response encoding it negotiated before the handler runs.
+    return new EnvelopeWriter(body, ctx.responseHeader.has("grpc-encoding") || ctx.responseHeader.has("connect-content-encoding"));
+  }
+
+  /** Whether `messages` may go straight onto the stream now. */
+  takes(messages: readonly Uint8Array[]): boolean {
+    if (!this.#body.headersSent) return false;
+    return !this.#compressing || messages.every((m) => m.length < COMPRESS_MIN_BYTES);
+  }
+
+  /**
+   * Writes `messages`. Resolves once the stream takes more (undefined when it already does);
+   * a stream the client has gone from fails the call, as a failed write through connect does.
+   */
+  write(messages: readonly Uint8Array[]): Promise<void> | undefined {
+    if (messages.length === 0) return undefined;
+    const body = this.#body;
+    if (body.destroyed || !body.writable) throw new ConnectError("the client went away", Code.Canceled);
+    if (body.write(envelopes(messages))) return undefined;
+    return new Promise<void>((resolve) => {
+      const done = (): void => {
+        body.off("drain", done);
+        body.off("close", done);
+        resolve();
+      };
+      body.once("drain", done);
+      body.once("close", done);
+    });
+  }
+}
