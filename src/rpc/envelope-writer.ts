@@ -10,8 +10,8 @@ export const COMPRESS_MIN_BYTES = 1024;
 
 /**
  * The messages as one chunk of enveloped messages. gRPC, gRPC-Web and the Connect streaming
- * protocol frame a message alike: flags 0 (not compressed, which each of them allows whatever
- * encoding was negotiated), the length, the bytes.
+ * protocol frame a message alike: flags 0 (not compressed, as connect sends a message under
+ * COMPRESS_MIN_BYTES whatever encoding was negotiated), the length, the bytes.
  */
 export function envelopes(messages: readonly Uint8Array[]): Uint8Array {
   let size = 0;
