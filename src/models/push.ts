@@ -10,20 +10,37 @@ import type { ModelAdapter, ModelEvent, ModelEventSink, ModelRequest } from "./t
 
 /** Longest stretch of event handling before a reader lets the event loop run. */
 const YIELD_EVERY_MS = 2;
+/** A read that took longer than this waited for the network: the event loop ran meanwhile. */
+const WAITED_MS = 0.2;
 
 /**
  * Lets timers, writes and other sessions run now and then while a fast provider floods a
- * reader with chunks that are already buffered (they resolve as microtasks).
+ * reader with chunks that are already buffered (they resolve as microtasks). A reader that
+ * waited for its chunk let the loop run while it waited, so only handling since the last
+ * wait (or the last yield) counts: a paced stream never yields.
  */
-export function fairness(): () => Promise<void> | undefined {
-  let last = performance.now();
-  return () => {
+export class Fairness {
+  #busySince = performance.now();
+  #readStarted = 0;
+
+  /** Call before awaiting the next chunk. */
+  reading(): void {
+    this.#readStarted = performance.now();
+  }
+
+  /** Call once it came. */
+  received(): void {
     const now = performance.now();
-    if (now - last <= YIELD_EVERY_MS) return undefined;
+    if (now - this.#readStarted > WAITED_MS) this.#busySince = now;
+  }
+
+  /** Call after handling it: a promise of the next event-loop turn once handling has gone on too long. */
+  handled(): Promise<void> | undefined {
+    if (performance.now() - this.#busySince <= YIELD_EVERY_MS) return undefined;
     return nextTurn().then(() => {
-      last = performance.now();
+      this.#busySince = performance.now();
     });
-  };
+  }
 }
 
 /**
@@ -102,11 +119,25 @@ export function pullEvents<T>(produce: (sink: (item: T) => void, stop: AbortSign
 
 /** Pushes everything `events` yields into `sink`, giving the event loop its turn now and then. */
 export async function drain<T>(events: AsyncIterable<T>, sink: (item: T) => void, stop?: AbortSignal): Promise<void> {
-  const yieldNow = fairness();
-  for await (const event of events) {
-    if (stop?.aborted) return;
-    sink(event);
-    await yieldNow();
+  const fairness = new Fairness();
+  const it = events[Symbol.asyncIterator]();
+  let done = false;
+  try {
+    for (;;) {
+      fairness.reading();
+      const next = await it.next();
+      fairness.received();
+      if (next.done === true) {
+        done = true;
+        return;
+      }
+      if (stop?.aborted) return;
+      sink(next.value);
+      await fairness.handled();
+    }
+  } finally {
+    // As `for await` does when it is left early.
+    if (!done) await it.return?.()?.catch(() => undefined);
   }
 }
 

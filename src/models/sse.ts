@@ -1,6 +1,6 @@
 import { APIError } from "openai";
 import { ModelError } from "./model-error.ts";
-import { fairness, pullEvents } from "./push.ts";
+import { Fairness, pullEvents } from "./push.ts";
 
 interface SseMessage {
   event: string | undefined;
@@ -59,7 +59,7 @@ export async function readSseJson<T>(
 ): Promise<void> {
   if (!response.body) return;
   const decoder = new TextDecoder();
-  const yieldNow = fairness();
+  const fairness = new Fairness();
   let buffer = "";
   let done = false;
   let stalled = false;
@@ -80,7 +80,9 @@ export async function readSseJson<T>(
     const reader = (response.body as unknown as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
     for (;;) {
       reading = true;
+      fairness.reading();
       const read = await reader.next();
+      fairness.received();
       reading = false;
       if (read.done === true || stalled) break;
       buffer = normalizeLineEnds(buffer + decoder.decode(read.value, { stream: true }));
@@ -107,7 +109,7 @@ export async function readSseJson<T>(
         onData(data as T);
       }
       buffer = buffer.slice(start);
-      await yieldNow();
+      await fairness.handled();
       timer?.refresh();
     }
     if (!stalled) done = true;
