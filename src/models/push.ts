@@ -10,28 +10,43 @@ import type { ModelAdapter, ModelEvent, ModelEventSink, ModelRequest } from "./t
 
 /** Longest stretch of event handling before a reader lets the event loop run. */
 const YIELD_EVERY_MS = 2;
-/** A read that took longer than this waited for the network: the event loop ran meanwhile. */
-const WAITED_MS = 0.2;
+
+/** Turns of the event loop seen so far (counted only while some reader waits for a chunk). */
+let loopTurns = 0;
+let counting = false;
+function countTurn(): void {
+  loopTurns++;
+  counting = false;
+}
+
+/** The current turn count, making sure the next turn is counted (one immediate for every reader). */
+function watchTurns(): number {
+  if (!counting) {
+    counting = true;
+    setImmediate(countTurn);
+  }
+  return loopTurns;
+}
 
 /**
  * Lets timers, writes and other sessions run now and then while a fast provider floods a
- * reader with chunks that are already buffered (they resolve as microtasks). A reader that
- * waited for its chunk let the loop run while it waited, so only handling since the last
- * wait (or the last yield) counts: a paced stream never yields.
+ * reader with chunks that are already buffered (they resolve as microtasks). A read during
+ * which the event loop went round let everything else run, so only handling since the last
+ * such read (or the last yield) counts: a paced stream never yields. A read that merely
+ * waited behind other microtasks does not count as a turn, however long it took.
  */
 export class Fairness {
   #busySince = performance.now();
-  #readStarted = 0;
+  #turnAtRead = 0;
 
   /** Call before awaiting the next chunk. */
   reading(): void {
-    this.#readStarted = performance.now();
+    this.#turnAtRead = watchTurns();
   }
 
   /** Call once it came. */
   received(): void {
-    const now = performance.now();
-    if (now - this.#readStarted > WAITED_MS) this.#busySince = now;
+    if (loopTurns !== this.#turnAtRead) this.#busySince = performance.now();
   }
 
   /** Call after handling it: a promise of the next event-loop turn once handling has gone on too long. */

@@ -41,6 +41,20 @@ describe("Fairness", () => {
     }
   });
 
+  it("does not take a read that waited behind other microtasks for a turn of the event loop", async () => {
+    const fairness = new Fairness();
+    let turn: Promise<void> | undefined;
+    for (let i = 0; i < 5 && !turn; i++) {
+      fairness.reading();
+      // Other sessions' work, all microtasks: slow, but nothing else could run meanwhile.
+      await Promise.resolve().then(() => busy(1));
+      fairness.received();
+      turn = fairness.handled();
+    }
+    expect(turn).toBeInstanceOf(Promise);
+    await turn;
+  });
+
   it("still yields when handling one chunk after a wait takes too long", async () => {
     const fairness = new Fairness();
     fairness.reading();
