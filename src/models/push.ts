@@ -136,23 +136,23 @@ export function pullEvents<T>(produce: (sink: (item: T) => void, stop: AbortSign
 export async function drain<T>(events: AsyncIterable<T>, sink: (item: T) => void, stop?: AbortSignal): Promise<void> {
   const fairness = new Fairness();
   const it = events[Symbol.asyncIterator]();
-  let done = false;
-  try {
-    for (;;) {
-      fairness.reading();
-      const next = await it.next();
-      fairness.received();
-      if (next.done === true) {
-        done = true;
-        return;
-      }
-      if (stop?.aborted) return;
-      sink(next.value);
-      await fairness.handled();
+  // As `for await`: a source that failed is not closed; one that is left is.
+  for (;;) {
+    fairness.reading();
+    const next = await it.next();
+    fairness.received();
+    if (next.done === true) return;
+    if (stop?.aborted) {
+      await it.return?.();
+      return;
     }
-  } finally {
-    // As `for await` does when it is left early.
-    if (!done) await it.return?.()?.catch(() => undefined);
+    try {
+      sink(next.value);
+    } catch (err) {
+      await Promise.resolve(it.return?.()).catch(() => undefined);
+      throw err;
+    }
+    await fairness.handled();
   }
 }
 

@@ -38,10 +38,13 @@ export function envelopes(messages: readonly Uint8Array[]): Uint8Array {
 export class EnvelopeWriter {
   readonly #body: ResponseBody;
   readonly #compressing: boolean;
+  readonly #signal: AbortSignal;
 
-  private constructor(body: ResponseBody, compressing: boolean) {
+  /** `compressing`: the call negotiated a response encoding; `signal`: the call's (a deadline or a cancel ends a wait). */
+  constructor(body: ResponseBody, compressing: boolean, signal: AbortSignal) {
     this.#body = body;
     this.#compressing = compressing;
+    this.#signal = signal;
   }
 
   /** The writer of a binary call on HTTP/2; undefined for JSON calls and on HTTP/1.1. */
@@ -49,7 +52,8 @@ export class EnvelopeWriter {
     const body = isJsonCall(ctx) ? undefined : ctx.values.get(rawRequestKey)?.body;
     if (body === undefined) return undefined;
     // Connect names the response encoding it negotiated before the handler runs.
-    return new EnvelopeWriter(body, ctx.responseHeader.has("grpc-encoding") || ctx.responseHeader.has("connect-content-encoding"));
+    const compressing = ctx.responseHeader.has("grpc-encoding") || ctx.responseHeader.has("connect-content-encoding");
+    return new EnvelopeWriter(body, compressing, ctx.signal);
   }
 
   /** Whether `messages` may go straight onto the stream now. */
@@ -59,22 +63,26 @@ export class EnvelopeWriter {
   }
 
   /**
-   * Writes `messages`. Resolves once the stream takes more (undefined when it already does);
-   * a stream the client has gone from fails the call, as a failed write through connect does.
+   * Writes `messages`. Resolves once the stream takes more, or the stream closed, or the
+   * call's signal aborted (undefined when the stream takes more already); a stream the
+   * client has gone from fails the call, as a failed write through connect does.
    */
   write(messages: readonly Uint8Array[]): Promise<void> | undefined {
     if (messages.length === 0) return undefined;
     const body = this.#body;
     if (body.destroyed || !body.writable) throw new ConnectError("the client went away", Code.Canceled);
-    if (body.write(envelopes(messages))) return undefined;
+    if (body.write(envelopes(messages)) || this.#signal.aborted) return undefined;
+    const signal = this.#signal;
     return new Promise<void>((resolve) => {
       const done = (): void => {
         body.off("drain", done);
         body.off("close", done);
+        signal.removeEventListener("abort", done);
         resolve();
       };
       body.once("drain", done);
       body.once("close", done);
+      signal.addEventListener("abort", done, { once: true });
     });
   }
 }

@@ -106,4 +106,27 @@ describe("drain", () => {
     expect(seen).toEqual([0, 1, 2, 3]);
     expect(closed).toBe(true);
   });
+  it("a sink that throws closes the source and passes the error on; a source that fails is not closed", async () => {
+    let closed = 0;
+    async function* source(failAt?: number) {
+      try {
+        for (let i = 0; ; i++) {
+          if (i === failAt) throw new Error("source failed");
+          yield i;
+        }
+      } finally {
+        closed++;
+      }
+    }
+    await expect(
+      drain(source(), (n) => {
+        if (n === 2) throw new Error("sink failed");
+      }),
+    ).rejects.toThrow("sink failed");
+    expect(closed).toBe(1);
+    const seen: number[] = [];
+    await expect(drain(source(3), (n) => seen.push(n))).rejects.toThrow("source failed");
+    expect(seen).toEqual([0, 1, 2]);
+    expect(closed).toBe(2); // its own finally ran as it failed, nothing more
+  });
 });

@@ -8,6 +8,7 @@ import { fromBinary } from "@bufbuild/protobuf";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type SessionResponse, SessionResponseSchema } from "../../src/gen/roz/v1/agent_pb.js";
 import { startSessionFixture, type SessionFixture } from "../session/fixture.ts";
+import type { FakeReply } from "../support/fake-openai/reply.ts";
 import { sessionRequestBytes } from "../support/session-client.ts";
 import { rq, sequenceProblem, textOf } from "../support/session-protocol.ts";
 import { grpcFrame } from "./raw-h2.ts";
@@ -24,11 +25,11 @@ const GZIP = 0x01;
 const END = 0x80; // gRPC-Web trailers
 const CONNECT_END = 0x02;
 
-/** The protocols a browser or a native client speaks over HTTP/2, each asking for gzip responses. */
-const protocols: [string, http2.OutgoingHttpHeaders][] = [
-  ["gRPC", { "content-type": "application/grpc", te: "trailers", "grpc-accept-encoding": "gzip" }],
-  ["gRPC-Web", { "content-type": "application/grpc-web+proto", "grpc-accept-encoding": "gzip" }],
-  ["Connect", { "content-type": "application/connect+proto", "connect-protocol-version": "1", "connect-accept-encoding": "gzip" }],
+/** The protocols a browser or a native client speaks over HTTP/2, and how each asks for gzip responses. */
+const protocols: [string, http2.OutgoingHttpHeaders, string][] = [
+  ["gRPC", { "content-type": "application/grpc", te: "trailers" }, "grpc-accept-encoding"],
+  ["gRPC-Web", { "content-type": "application/grpc-web+proto" }, "grpc-accept-encoding"],
+  ["Connect", { "content-type": "application/connect+proto", "connect-protocol-version": "1" }, "connect-accept-encoding"],
 ];
 
 interface Read {
@@ -63,51 +64,60 @@ function readBody(data: Buffer, trailers: http2.IncomingHttpHeaders): Read {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe.each(protocols)("a %s session stream on HTTP/2 whose client stops reading mid-turn", (_name, headers) => {
-  it("gets every response in order, then the end of stream, once it reads again; large ones compressed", async () => {
-    fx.fake.plan({ tokens: TOKENS });
-    // A small window: the server can send little before it must wait for the client.
-    const session = http2.connect(fx.server.url, { settings: { initialWindowSize: 1024 } });
-    session.on("error", () => {});
-    try {
-      const stream = session.request({ ":method": "POST", ":path": "/roz.v1.AgentService/StreamSession", ...headers });
-      const chunks: Buffer[] = [];
-      let trailers: http2.IncomingHttpHeaders = {};
-      let status = 0;
-      stream.on("response", (h) => (status = Number(h[":status"])));
-      stream.on("trailers", (t) => (trailers = t));
-      stream.on("data", (chunk: Buffer) => chunks.push(chunk));
-      const closed = new Promise<void>((resolve) => stream.on("close", resolve));
-      stream.write(grpcFrame(sessionRequestBytes(rq.start())));
-      stream.write(grpcFrame(sessionRequestBytes(rq.user("go"))));
-      stream.pause();
-      // The provider streams the whole reply while the client reads nothing.
-      await fx.request(0);
-      await sleep(500);
-      const whilePaused = Buffer.concat(chunks).length;
-      stream.resume();
-      // Read until the turn is complete, then half-close: the server ends the call.
-      for (let waited = 0; !readBody(Buffer.concat(chunks), {}).responses.some((r) => r.response.case === "turnComplete"); waited += 20) {
-        if (waited > 20_000) throw new Error("no turn_complete within 20 s");
-        await sleep(20);
-      }
-      stream.end();
-      await closed;
-
-      expect(status).toBe(200);
-      const body = Buffer.concat(chunks);
-      expect(whilePaused).toBeLessThan(body.length / 4);
-      const { responses, compressed, largePlain, end } = readBody(body, trailers);
-      // The client accepts gzip: every message of 1 KiB or more is compressed, as connect does it.
-      expect(compressed).toBeGreaterThan(0);
-      expect(largePlain).toBe(0);
-      expect(sequenceProblem(responses)).toBeUndefined();
-      expect(textOf(responses)).toBe("tok ".repeat(TOKENS));
-      expect(responses.at(-1)?.response.case).toBe("turnComplete");
-      expect(["grpc-status: 0", "grpc-status:0", "{}"]).toContain(end);
-      expect(stream.rstCode ?? 0).toBe(0);
-    } finally {
-      session.close();
+/**
+ * Starts a session over raw HTTP/2 with a 1 KB receive window, sends a prompt, reads nothing
+ * for 500 ms while the provider streams `reply`, then reads until turn_complete and half-closes.
+ */
+async function pausedTurn(headers: http2.OutgoingHttpHeaders, reply: FakeReply) {
+  fx.fake.plan(reply);
+  const session = http2.connect(fx.server.url, { settings: { initialWindowSize: 1024 } });
+  session.on("error", () => {});
+  try {
+    const stream = session.request({ ":method": "POST", ":path": "/roz.v1.AgentService/StreamSession", ...headers });
+    const chunks: Buffer[] = [];
+    let trailers: http2.IncomingHttpHeaders = {};
+    let status = 0;
+    stream.on("response", (h) => (status = Number(h[":status"])));
+    stream.on("trailers", (t) => (trailers = t));
+    stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+    const closed = new Promise<void>((resolve) => stream.on("close", resolve));
+    stream.write(grpcFrame(sessionRequestBytes(rq.start())));
+    stream.write(grpcFrame(sessionRequestBytes(rq.user("go"))));
+    stream.pause();
+    await fx.request(0);
+    await sleep(500);
+    stream.resume();
+    for (let waited = 0; !readBody(Buffer.concat(chunks), {}).responses.some((r) => r.response.case === "turnComplete"); waited += 20) {
+      if (waited > 20_000) throw new Error("no turn_complete within 20 s");
+      await sleep(20);
     }
+    stream.end();
+    await closed;
+    return { status, rstCode: stream.rstCode ?? 0, ...readBody(Buffer.concat(chunks), trailers) };
+  } finally {
+    session.close();
+  }
+}
+
+describe.each(protocols)("a %s session stream on HTTP/2 whose client stops reading mid-turn", (_name, headers, acceptEncoding) => {
+  it("gets every response once and in order, then the end of stream, once it reads again", async () => {
+    // Paced: many small responses, most of them written while the server waits for the client.
+    const read = await pausedTurn(headers, { tokens: TOKENS, rate: TOKENS });
+    expect(read.status).toBe(200);
+    expect(sequenceProblem(read.responses)).toBeUndefined();
+    expect(textOf(read.responses)).toBe("tok ".repeat(TOKENS));
+    expect(read.responses.at(-1)?.response.case).toBe("turnComplete");
+    expect(read.compressed).toBe(0);
+    expect(["grpc-status: 0", "grpc-status:0", "{}"]).toContain(read.end);
+    expect(read.rstCode).toBe(0);
+  });
+
+  it("with gzip accepted, a burst: every message of 1 KiB or more arrives compressed, as connect sends it", async () => {
+    const read = await pausedTurn({ ...headers, [acceptEncoding]: "gzip" }, { tokens: TOKENS });
+    expect(read.compressed).toBeGreaterThan(0);
+    expect(read.largePlain).toBe(0);
+    expect(sequenceProblem(read.responses)).toBeUndefined();
+    expect(textOf(read.responses)).toBe("tok ".repeat(TOKENS));
+    expect(["grpc-status: 0", "grpc-status:0", "{}"]).toContain(read.end);
   });
 });
