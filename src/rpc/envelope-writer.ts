@@ -1,9 +1,7 @@
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import { type ResponseBody, rawRequestKey } from "./context-values.ts";
+import { ENVELOPE_HEADER_BYTES, writeEnvelopeHeader } from "./envelope-header.ts";
 import { isJsonCall } from "./response-writer.ts";
-
-/** Bytes of an envelope's prefix: a flags byte and the message length (big-endian u32). */
-const PREFIX_BYTES = 5;
 
 /** Messages from this size on are compressed when the client accepts it (connect's `compressMinBytes`). */
 export const COMPRESS_MIN_BYTES = 1024;
@@ -15,14 +13,13 @@ export const COMPRESS_MIN_BYTES = 1024;
  */
 export function envelopes(messages: readonly Uint8Array[]): Uint8Array {
   let size = 0;
-  for (const m of messages) size += PREFIX_BYTES + m.length;
+  for (const m of messages) size += ENVELOPE_HEADER_BYTES + m.length;
   const chunk = Buffer.allocUnsafe(size);
   let at = 0;
   for (const m of messages) {
-    chunk[at] = 0;
-    chunk.writeUInt32BE(m.length, at + 1);
-    chunk.set(m, at + PREFIX_BYTES);
-    at += PREFIX_BYTES + m.length;
+    writeEnvelopeHeader(chunk, at, 0, m.length);
+    chunk.set(m, at + ENVELOPE_HEADER_BYTES);
+    at += ENVELOPE_HEADER_BYTES + m.length;
   }
   return chunk;
 }

@@ -24,8 +24,7 @@ import {
   StartSessionSchema,
   UserMessageSchema,
 } from "../gen/roz/v1/agent_pb.js";
-
-const ENVELOPE_HEADER_BYTES = 5;
+import { ENVELOPE_HEADER_BYTES, writeEnvelopeHeader } from "./envelope-header.ts";
 
 /** A field whose message carries tools: the `tools` field of that message, or carriers one level further down. */
 type Carrier = { field: DescField; tools: DescField } | { field: DescField; within: readonly Carrier[] };
@@ -631,10 +630,11 @@ function screenEnvelope(chunks: Uint8Array[], messageLength: number, maxTools: n
   const cut = cutMessage?.(new ChunkedBytes(chunks), ENVELOPE_HEADER_BYTES, ENVELOPE_HEADER_BYTES + messageLength);
   if (cut === undefined) return chunks;
   const header = Buffer.alloc(ENVELOPE_HEADER_BYTES);
-  header[0] = flags === 1 ? 1 : 0;
-  header.writeUInt32BE(
+  writeEnvelopeHeader(
+    header,
+    0,
+    flags === 1 ? 1 : 0,
     cut.reduce((n, p) => n + p.byteLength, 0),
-    1,
   );
   const parts: Uint8Array[] = [header];
   appendAll(parts, cut);
