@@ -25,6 +25,8 @@ const CPU_TARGET_US = 25;
 const TARGET_SESSIONS = 200;
 const IDLE_RSS_TARGET = 1024 ** 3;
 const NEW_CONNECTION_PING_TARGET_MS = 10;
+/** The uncounted warm-up of the latency curve, through every contender. */
+const WARM_UP_SECONDS = 3;
 
 /** One round of one load: both contenders' figures and the paired difference. */
 interface Round {
@@ -160,9 +162,11 @@ async function latencyCurve(options: BenchOptions): Promise<{ rows: Row[]; curve
     bare = await startServerProcess({ kind: "bare" });
     clients = await startClients();
     const rig: Rig = { server, bare, fake, clients, fakeBaseURL };
-    // Not counted: loads every code path (the tokenizer's tables, JIT) in all three processes.
-    progress(`scale: warm-up round, ${loads[0]} sessions`);
-    await round(rig, { sessions: loads[0] as number, tokens: Math.round(RATE * 0.5), warmup: 0 }, 0);
+    // Not counted: loads every code path (the tokenizer's tables) in all three processes, and
+    // runs long enough for V8's optimizing compilers to settle: after half a second the first
+    // measured load still paid for compiling (CPU per delta fell by a third over its rounds).
+    progress(`scale: warm-up round, ${loads[0]} sessions for ${WARM_UP_SECONDS} s`);
+    await round(rig, { sessions: loads[0] as number, tokens: Math.round(RATE * WARM_UP_SECONDS), warmup: 0 }, 0);
     for (const sessions of loads) {
       progress(`scale: ${sessions} sessions x ${RATE} deltas/s for ${seconds} s, ${rounds} round(s) rotating ours, direct and bare`);
       const point: CurvePoint = { sessions, rate: RATE, rounds: [] };
