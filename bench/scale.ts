@@ -25,8 +25,8 @@ const CPU_TARGET_US = 25;
 const TARGET_SESSIONS = 200;
 const IDLE_RSS_TARGET = 1024 ** 3;
 const NEW_CONNECTION_PING_TARGET_MS = 10;
-/** The uncounted warm-up of the latency curve, through every contender. */
-const WARM_UP_SECONDS = 3;
+/** The uncounted warm-up of the latency curve, through every contender: 30,000 deltas. */
+const WARM_UP = { sessions: 100, seconds: 3 };
 
 /** One round of one load: both contenders' figures and the paired difference. */
 interface Round {
@@ -163,10 +163,12 @@ async function latencyCurve(options: BenchOptions): Promise<{ rows: Row[]; curve
     clients = await startClients();
     const rig: Rig = { server, bare, fake, clients, fakeBaseURL };
     // Not counted: loads every code path (the tokenizer's tables) in all three processes, and
-    // runs long enough for V8's optimizing compilers to settle: after half a second the first
-    // measured load still paid for compiling (CPU per delta fell by a third over its rounds).
-    progress(`scale: warm-up round, ${loads[0]} sessions for ${WARM_UP_SECONDS} s`);
-    await round(rig, { sessions: loads[0] as number, tokens: Math.round(RATE * WARM_UP_SECONDS), warmup: 0 }, 0);
+    // runs long enough for V8 to settle (optimized code, a young generation grown to the
+    // allocation rate): our server's CPU per delta falls over the first 30,000 deltas or so
+    // (50 sessions: 128, 92, then 75 µs per round of 15,000), and after a warm-up of half a
+    // second the first measured load still paid for it.
+    progress(`scale: warm-up round, ${WARM_UP.sessions} sessions for ${WARM_UP.seconds} s`);
+    await round(rig, { sessions: WARM_UP.sessions, tokens: Math.round(RATE * WARM_UP.seconds), warmup: 0 }, 0);
     for (const sessions of loads) {
       progress(`scale: ${sessions} sessions x ${RATE} deltas/s for ${seconds} s, ${rounds} round(s) rotating ours, direct and bare`);
       const point: CurvePoint = { sessions, rate: RATE, rounds: [] };
