@@ -1,5 +1,6 @@
 import { AnthropicModel, anthropicDefaultModel, type AnthropicModelOptions } from "./anthropic/model.ts";
 import { isOpenAIEndpoint } from "./content.ts";
+import { httpFetch } from "./http-fetch.ts";
 import { OpenAIChatModel } from "./openai-chat/model.ts";
 import type { OpenAIModelOptions } from "./openai-client.ts";
 import { OpenAIResponsesModel } from "./openai-responses/model.ts";
@@ -110,7 +111,7 @@ export function createAdapter(config: ProviderConfig, settings: AdapterSettings)
     ...(config.headers ? { headers: config.headers } : {}),
     ...(settings.retry ? { retry: settings.retry } : {}),
     ...(settings.idleTimeoutMs !== undefined ? { idleTimeoutMs: settings.idleTimeoutMs } : {}),
-    ...(settings.fetch ? { fetch: settings.fetch } : {}),
+    fetch: settings.fetch ?? httpFetch,
   };
   if (config.api === "anthropic") {
     return new AnthropicModel({ ...options, ...(config.thinkingBudget ? { thinkingBudget: config.thinkingBudget } : {}) });
