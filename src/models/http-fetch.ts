@@ -9,8 +9,9 @@
  * 200, where it also waits about half as long (bench `scale`, alternated runs).
  *
  * What it does not handle itself it hands to the built-in fetch, so nothing changes there:
- * request bodies other than text or bytes (forms, streams), and redirects. Compressed
- * replies are decompressed.
+ * request bodies other than text or bytes (forms, streams), redirects, and every request
+ * while Node's proxy support is on (`NODE_USE_ENV_PROXY=1` or `--use-env-proxy`: the
+ * built-in fetch then goes through `HTTP(S)_PROXY`). Compressed replies are decompressed.
  */
 import * as http from "node:http";
 import * as https from "node:https";
@@ -106,10 +107,16 @@ function fetchError(err: unknown, signal: AbortSignal | null | undefined): unkno
   return new TypeError("fetch failed", { cause: err });
 }
 
+/** Whether Node's built-in proxy support is on; it covers the built-in fetch. */
+function usesEnvProxy(): boolean {
+  const flag = "--use-env-proxy";
+  return Boolean(process.env.NODE_USE_ENV_PROXY) || process.execArgv.includes(flag) || (process.env.NODE_OPTIONS ?? "").includes(flag);
+}
+
 export const httpFetch: typeof fetch = async (input, init = {}) => {
   const body = init.body;
   const plainBody = body === undefined || body === null || typeof body === "string" || body instanceof Uint8Array;
-  if (input instanceof Request || !plainBody) return fetch(input, init);
+  if (input instanceof Request || !plainBody || usesEnvProxy()) return fetch(input, init);
   const url = new URL(String(input));
   const agent = agents[url.protocol as keyof typeof agents];
   if (agent === undefined) return fetch(input, init);

@@ -196,6 +196,21 @@ describe("httpFetch", () => {
     expect(await response.json()).toMatchObject({ method: "POST", body: { n: 9 } });
   });
 
+  it("hands every request to the built-in fetch while Node's proxy support is on", async () => {
+    routes.set("/proxied", (_req, res) => {
+      sse(res);
+      res.end('data: {"a":1}\n\n');
+    });
+    process.env.NODE_USE_ENV_PROXY = "1";
+    try {
+      const response = await httpFetch(`${base}/proxied`);
+      expect(takeNodeBody(response)).toBeUndefined();
+      expect(await response.text()).toBe('data: {"a":1}\n\n');
+    } finally {
+      delete process.env.NODE_USE_ENV_PROXY;
+    }
+  });
+
   it("serves the openai SDK: a streamed chat completion and an error status", async () => {
     routes.set("/v1/chat/completions", (_req, res, body) => {
       if (JSON.parse(body).model === "missing") {
