@@ -135,6 +135,23 @@ async function readWebBody(reader: AsyncIterator<Uint8Array>, payloads: SsePaylo
   }
 }
 
+/** How long a reply may go on after `[DONE]` before its connection is cut. */
+const AFTER_DONE_MS = 1000;
+
+/**
+ * After `[DONE]` the reply is over: the rest (its end, which usually came in the same read)
+ * is read and dropped, so that the connection goes back to the keep-alive pool for the next
+ * call; a server that goes on sending is cut after `AFTER_DONE_MS`.
+ */
+function dropRest(stream: Readable): void {
+  if (stream.readableEnded || stream.destroyed) return;
+  const timer = setTimeout(() => stream.destroy(), AFTER_DONE_MS);
+  timer.unref();
+  stream.once("close", () => clearTimeout(timer));
+  stream.once("end", () => clearTimeout(timer));
+  stream.resume();
+}
+
 /**
  * Reads a Node body (see `httpFetch`): each chunk is handled in the socket read that brought
  * it, without a promise or a web stream in between; when `Fairness` says so the stream is
@@ -166,7 +183,7 @@ function readNodeBody(stream: Readable, payloads: SsePayloads<unknown>, watch: I
       } catch (err) {
         return settle(() => reject(err));
       }
-      if (end === "done") stream.destroy();
+      if (end === "done") dropRest(stream);
       if (end !== undefined) return settle(() => resolve(end));
       watch.refresh();
       const turn = fairness.handled();

@@ -133,6 +133,37 @@ describe("httpFetch", () => {
     expect(text).toBe('data: {"a":1}\n\n');
   });
 
+  it("after [DONE] the connection goes back to the pool: the next call reuses it", async () => {
+    routes.set("/done", (_req, res) => {
+      sse(res);
+      res.write('data: {"a":1}\n\n');
+      res.end("data: [DONE]\n\n");
+    });
+    const before = remotePorts.length;
+    for (let i = 0; i < 3; i++) expect(await readAll(await httpFetch(`${base}/done`))).toEqual({ payloads: [{ a: 1 }] });
+    const ports = remotePorts.slice(before);
+    expect(new Set(ports).size).toBe(1);
+  });
+
+  it("a server that goes on sending after [DONE] is cut within about a second", async () => {
+    let serverSawClose!: () => void;
+    const closed = new Promise<void>((resolve) => (serverSawClose = resolve));
+    routes.set("/after-done", (_req, res) => {
+      sse(res);
+      res.write('data: {"a":1}\n\ndata: [DONE]\n\n');
+      const timer = setInterval(() => res.write('data: {"late":1}\n\n'), 10);
+      res.on("close", () => {
+        clearInterval(timer);
+        serverSawClose();
+      });
+    });
+    const started = performance.now();
+    expect(await readAll(await httpFetch(`${base}/after-done`))).toEqual({ payloads: [{ a: 1 }] });
+    expect(performance.now() - started).toBeLessThan(500);
+    await closed;
+    expect(performance.now() - started).toBeLessThan(3000);
+  });
+
   it("a streamed reply can still be read as a web body when no one took its Node stream", async () => {
     routes.set("/stream-text", (_req, res) => {
       sse(res);
