@@ -18,18 +18,22 @@ import * as https from "node:https";
 import { Readable } from "node:stream";
 import * as zlib from "node:zlib";
 
+// An idle pooled socket is closed after 4 s, or sooner when the server's `Keep-Alive:
+// timeout` says so (Node honours that hint only when the agent has a timeout of its own),
+// so a call does not fail on a socket the server already closed. 4 s is undici's default.
+const agentOptions = { keepAlive: true, timeout: 4000 };
 const agents = {
-  "http:": new http.Agent({ keepAlive: true }),
-  "https:": new https.Agent({ keepAlive: true }),
+  "http:": new http.Agent(agentOptions),
+  "https:": new https.Agent(agentOptions),
 };
 
-/** Streamed (SSE) reply bodies, until a reader takes them. */
+/** Successful replies' bodies, until a reader takes them. */
 const nodeBodies = new WeakMap<Response, { stream: Readable; taken: boolean }>();
 
 /**
- * The Node stream of a streamed reply that `httpFetch` made, for a reader that does without
- * web streams (see `readSseJson`); undefined for other responses, or once the body was taken
- * either way.
+ * The Node stream of a successful (2xx) reply that `httpFetch` made, for a reader that does
+ * without web streams (see `readSseJson`); undefined for other responses, or once the body
+ * was taken either way.
  */
 export function takeNodeBody(response: Response): Readable | undefined {
   const body = nodeBodies.get(response);
@@ -40,34 +44,42 @@ export function takeNodeBody(response: Response): Readable | undefined {
 
 const redirect = (status: number): boolean => status === 301 || status === 302 || status === 303 || status === 307 || status === 308;
 
-/** The reply body, decompressed when the server compressed it. */
-function decoded(res: http.IncomingMessage): Readable {
+// Lenient about a truncated end, as undici is: what was decoded is kept.
+const zlibOptions = { flush: zlib.constants.Z_SYNC_FLUSH, finishFlush: zlib.constants.Z_SYNC_FLUSH };
+const brotliOptions = { flush: zlib.constants.BROTLI_OPERATION_FLUSH, finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH };
+
+/** The decoder of a reply's `content-encoding`; undefined when its body is not compressed. */
+function decoderFor(res: http.IncomingMessage): zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress | undefined {
   const encoding = String(res.headers["content-encoding"] ?? "")
     .trim()
     .toLowerCase();
-  const decoder =
-    encoding === "gzip" || encoding === "x-gzip"
-      ? zlib.createGunzip()
-      : encoding === "deflate"
-        ? zlib.createInflate()
-        : encoding === "br"
-          ? zlib.createBrotliDecompress()
-          : undefined;
+  if (encoding === "gzip" || encoding === "x-gzip") return zlib.createGunzip(zlibOptions);
+  if (encoding === "deflate") return zlib.createInflate(zlibOptions);
+  if (encoding === "br") return zlib.createBrotliDecompress(brotliOptions);
+  return undefined;
+}
+
+/** The reply body, decompressed when the server compressed it. */
+function decoded(res: http.IncomingMessage, decoder: ReturnType<typeof decoderFor>): Readable {
   if (decoder === undefined) return res;
   res.on("error", (err) => decoder.destroy(err));
+  // The decoder's error is its reader's to handle (`errored` keeps it); a reply no one
+  // reads must not throw it at the process. An IncomingMessage already behaves so.
+  decoder.on("error", () => {});
   decoder.on("close", () => res.destroy());
   return res.pipe(decoder);
 }
 
-function responseHeaders(res: http.IncomingMessage): Headers {
+function responseHeaders(res: http.IncomingMessage, decompressed: boolean): Headers {
   const headers = new Headers();
   for (const [name, value] of Object.entries(res.headers)) {
     if (value === undefined) continue;
     for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
   }
-  // The body is handed on decompressed.
-  headers.delete("content-encoding");
-  headers.delete("content-length");
+  if (decompressed) {
+    headers.delete("content-encoding");
+    headers.delete("content-length");
+  }
   return headers;
 }
 
@@ -85,8 +97,10 @@ function lazyWebBody(stream: Readable, claim: () => boolean): ReadableStream<Uin
         if (read.done) controller.close();
         else controller.enqueue(read.value);
       },
-      cancel(reason) {
-        stream.destroy(reason instanceof Error ? reason : undefined);
+      async cancel(reason) {
+        // Only a body the web side holds, or no one yet: not one our SSE reader took.
+        if (reader !== undefined) await reader.cancel(reason);
+        else if (claim()) stream.destroy();
       },
     },
     // No read ahead: a web stream pulls at once up to its high-water mark, which would take
@@ -101,9 +115,10 @@ async function collect(stream: Readable): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-/** An error like the built-in fetch's: an abort is the signal's AbortError, anything else `TypeError("fetch failed")`. */
+/** An error like the built-in fetch's: an abort is the signal's reason, anything else `TypeError("fetch failed")`. */
 function fetchError(err: unknown, signal: AbortSignal | null | undefined): unknown {
-  if (signal?.aborted || (err as { name?: unknown } | null)?.name === "AbortError") return err;
+  if (signal?.aborted) return signal.reason ?? new DOMException("This operation was aborted", "AbortError");
+  if ((err as { name?: unknown } | null)?.name === "AbortError") return err;
   return new TypeError("fetch failed", { cause: err });
 }
 
@@ -141,15 +156,15 @@ export const httpFetch: typeof fetch = async (input, init = {}) => {
     res.resume();
     return fetch(input, init);
   }
-  const responseInit = { status, statusText: res.statusMessage ?? "", headers: responseHeaders(res) };
-  if (status === 204 || status === 304 || init.method === "HEAD") {
+  if (status === 204 || status === 205 || status === 304 || init.method === "HEAD") {
     res.resume();
-    return new Response(null, responseInit);
+    return new Response(null, { status, statusText: res.statusMessage ?? "", headers: responseHeaders(res, false) });
   }
-  const stream = decoded(res);
-  const streamed = status < 300 && String(res.headers["content-type"] ?? "").includes("text/event-stream");
-  if (!streamed) {
-    // Errors and JSON replies are small: read at once, the socket goes back to the pool.
+  const decoder = decoderFor(res);
+  const responseInit = { status, statusText: res.statusMessage ?? "", headers: responseHeaders(res, decoder !== undefined) };
+  const stream = decoded(res, decoder);
+  if (status >= 300) {
+    // Error replies are small: read at once, the socket goes back to the pool.
     try {
       return new Response(new Uint8Array(await collect(stream)), responseInit);
     } catch (err) {

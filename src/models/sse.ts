@@ -160,6 +160,11 @@ function dropRest(stream: Readable): void {
  */
 function readNodeBody(stream: Readable, payloads: SsePayloads<unknown>, watch: IdleWatch): Promise<ReadEnd> {
   const fairness = new Fairness();
+  const lost = (err?: unknown): unknown =>
+    payloads.signal.aborted && err !== undefined ? err : new TypeError("terminated", err === undefined ? undefined : { cause: err });
+  // A stream that ended or failed before it was taken fires no more events.
+  if (stream.errored || (stream.destroyed && !stream.readableEnded)) return Promise.reject(lost(stream.errored ?? undefined));
+  if (stream.readableEnded) return Promise.resolve("ended");
   return new Promise<ReadEnd>((resolve, reject) => {
     let settled = false;
     const settle = (outcome: () => void): void => {
@@ -196,8 +201,8 @@ function readNodeBody(stream: Readable, payloads: SsePayloads<unknown>, watch: I
       });
     });
     stream.once("end", () => settle(() => resolve("ended")));
-    stream.once("error", (err) => settle(() => reject(payloads.signal.aborted ? err : new TypeError("terminated", { cause: err }))));
-    stream.once("close", () => settle(() => reject(new TypeError("terminated"))));
+    stream.once("error", (err) => settle(() => reject(lost(err))));
+    stream.once("close", () => settle(() => reject(lost())));
     wait();
   });
 }

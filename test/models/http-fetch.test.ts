@@ -206,6 +206,72 @@ describe("httpFetch", () => {
     expect(toModelError(error)).toMatchObject({ retryable: true, message: "the connection to the model provider was lost" });
   });
 
+  it("a reply whose connection died before it was read fails as a lost connection, plain or gzip, and throws nothing at the process", async () => {
+    routes.set("/died", (req, res) => {
+      const gzip = req.headers["x-gzip"] === "1";
+      res.writeHead(200, { "content-type": "text/event-stream", ...(gzip ? { "content-encoding": "gzip" } : {}) });
+      const whole = 'data: {"a":1}\n\n'.repeat(200);
+      res.write(gzip ? zlib.gzipSync(whole).subarray(0, 40) : whole.slice(0, 40));
+      setTimeout(() => res.socket?.destroy(), 10);
+    });
+    for (const gzip of ["0", "1"]) {
+      const response = await httpFetch(`${base}/died`, { headers: { "x-gzip": gzip } });
+      await pause(100);
+      const { error } = await readAll(response);
+      expect(error).toBeInstanceOf(TypeError);
+      expect(toModelError(error)).toMatchObject({ retryable: true, message: "the connection to the model provider was lost" });
+    }
+  });
+
+  it("an abort while an error reply downloads fails with the signal's AbortError", async () => {
+    routes.set("/slow-error", (_req, res) => {
+      res.writeHead(500, { "content-type": "application/json" });
+      res.write('{"error":');
+    });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 50);
+    const error = await httpFetch(`${base}/slow-error`, { signal: controller.signal }).catch((err: unknown) => err);
+    expect((error as Error).name).toBe("AbortError");
+    expect(error).toBe(controller.signal.reason);
+  });
+
+  it("any successful reply's Node stream can be taken, whatever its content type", async () => {
+    routes.set("/mislabelled", (_req, res) => {
+      res.writeHead(200, { "content-type": "text/plain" });
+      res.end('data: {"a":1}\n\ndata: [DONE]\n\n');
+    });
+    const stream = takeNodeBody(await httpFetch(`${base}/mislabelled`));
+    expect(stream).toBeDefined();
+    let text = "";
+    for await (const chunk of stream as AsyncIterable<Buffer>) text += chunk;
+    expect(text).toBe('data: {"a":1}\n\ndata: [DONE]\n\n');
+  });
+
+  it("an idle pooled connection is closed as the server's Keep-Alive hint says", async () => {
+    let serverSawClose!: () => void;
+    const closed = new Promise<void>((resolve) => (serverSawClose = resolve));
+    routes.set("/hint", (req, res) => {
+      req.socket.once("close", () => serverSawClose());
+      res.writeHead(200, { "content-type": "application/json", "keep-alive": "timeout=2" }).end("{}");
+    });
+    expect(await (await httpFetch(`${base}/hint`)).json()).toEqual({});
+    const idleSince = performance.now();
+    await closed;
+    // The test server itself would close it after 5 s.
+    expect(performance.now() - idleSince).toBeLessThan(3000);
+  });
+
+  it("keeps the length of a reply that was not compressed; a 205 has no body", async () => {
+    routes.set("/plain", (_req, res) => res.writeHead(200, { "content-type": "application/json", "content-length": "2" }).end("{}"));
+    routes.set("/reset-content", (_req, res) => res.writeHead(205).end());
+    const plain = await httpFetch(`${base}/plain`);
+    expect(plain.headers.get("content-length")).toBe("2");
+    expect(await plain.json()).toEqual({});
+    const reset = await httpFetch(`${base}/reset-content`);
+    expect(reset.status).toBe(205);
+    expect(reset.body).toBeNull();
+  });
+
   it("a refused connection fails with TypeError('fetch failed'), a retryable network error", async () => {
     const closedPort = await new Promise<number>((resolve) => {
       const probe = http.createServer();
