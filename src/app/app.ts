@@ -41,6 +41,7 @@ import { taskRoutes } from "../../routes/tasks.ts";
 import { teamExtension } from "./team-wiring.ts";
 import { createAuthenticator } from "./auth-setup.ts";
 import { EventLoopWatchdog } from "./event-loop-watchdog.ts";
+import { StreamFloodCollector } from "./stream-flood-gc.ts";
 import type { EventBus } from "../bus/index.ts";
 import { busReadiness, nodeIdOf, openBus } from "./bus-setup.ts";
 import { createSessionRouting } from "./session-routing.ts";
@@ -128,6 +129,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     config.tlsCert && config.tlsKey ? { cert: readSettingFile("ROZ_TLS_CERT", config.tlsCert), key: readSettingFile("ROZ_TLS_KEY", config.tlsKey) } : undefined;
 
   let onePort: OnePortServer | undefined;
+  let streamFlood: StreamFloodCollector | undefined;
   const app = fastify({
     logger: loggerOptions(config),
     genReqId: (req) => {
@@ -147,10 +149,12 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
         maxStreamsPerSecond: config.maxStreamsPerSecond,
         maxResetsPerSecond: config.maxResetsPerSecond,
         maxDrainBytes: config.maxMessageBytes,
+        onStream: () => streamFlood?.noteStream(),
       });
       return onePort.server as unknown as import("node:http").Server;
     },
   });
+  streamFlood = new StreamFloodCollector({ intervalMs: config.floodGcIntervalMs, log: app.log, collections: metrics.floodCollections });
   // Started by listen(): start-up (module loading, migrations) is not a client's block.
   let watchdog: EventLoopWatchdog | undefined;
   app.addHook("onRequest", async (request, reply) => {
@@ -444,6 +448,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     async close() {
       draining = true;
       watchdog?.stop();
+      streamFlood?.stop();
       routing?.close();
       relay?.shutdown();
       clearInterval(pruneTimer);

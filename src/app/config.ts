@@ -159,6 +159,12 @@ export const settings = {
     int(0, 1_000_000),
     "HTTP/2 streams one connection may cancel (RST_STREAM) per second; beyond it GOAWAY and close (0 = off)",
   ),
+  floodGcIntervalMs: setting(
+    "ROZ_FLOOD_GC_INTERVAL_MS",
+    10,
+    int(0, 1000),
+    "while HTTP/2 streams arrive in a flood (100+ within 100 ms), collect V8's young generation this often, keeping GC pauses short (0 = off)",
+  ),
   keepaliveIntervalMs: setting("ROZ_KEEPALIVE_INTERVAL_MS", 15_000, int(100, 3_600_000), "Keepalive message interval on session streams"),
   logLevel: setting("ROZ_LOG_LEVEL", "info", oneOf("fatal", "error", "warn", "info", "debug", "trace", "silent"), "log level"),
   maxContextTokens: setting("ROZ_MAX_CONTEXT_TOKENS", 200_000, int(1000, 10_000_000), "default StartSession.max_context_tokens"),

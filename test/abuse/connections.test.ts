@@ -147,6 +147,21 @@ describe("a flood of streams in one write", () => {
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await routed()).toBeLessThan(before + 300);
   });
+
+  it("is cut as it is read: the connection is closed at the stream over the reset cap, not after the whole read", async () => {
+    const session = http2.connect(server.url);
+    session.on("error", () => {});
+    const goaway = new Promise<{ code: number; lastStreamId: number }>((resolve) =>
+      session.on("goaway", (code: number, lastStreamId: number) => resolve({ code, lastStreamId })),
+    );
+    await new Promise((resolve) => session.once("connect", resolve));
+    // 3,000 opened-and-reset streams in one go: a read of the server's holds about a thousand.
+    await openAndCancel(session, 3000, 0);
+    const { code, lastStreamId } = await goaway;
+    expect(code).toBe(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+    // Client stream ids are odd: stream n has id 2n - 1. The cap is 50 resets per second.
+    expect((lastStreamId + 1) / 2).toBeLessThanOrEqual(60);
+  });
 });
 
 describe("new streams are dispatched a few per turn, taken from each connection in turn", () => {

@@ -1,0 +1,78 @@
+// While HTTP/2 streams arrive in a flood, the server collects V8's young generation in small
+// steps (so that no collection copies a whole burst's objects while every client waits);
+// otherwise it leaves V8 alone. The collector's own rules run against a real clock; the
+// server's against real floods over real sockets.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { StreamFloodCollector } from "../../src/app/stream-flood-gc.ts";
+import { rapidResetAttack } from "../support/attacks.ts";
+import { STALL_BOUND_MS, startBystander } from "../support/bystander.ts";
+import { metric, startServer, type TestServer } from "../support/server.ts";
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("StreamFloodCollector", () => {
+  it("collects only from the stream that makes a flood, and stops once the flood is over", async () => {
+    let collections = 0;
+    const logged: string[] = [];
+    const collector = new StreamFloodCollector({
+      intervalMs: 5,
+      streamsPerWindow: 100,
+      windowMs: 1000,
+      quietMs: 100,
+      youngBytes: 0,
+      collect: () => collections++,
+      log: { warn: (_obj, msg) => logged.push(msg), info: (_obj, msg) => logged.push(msg) },
+    });
+    for (let i = 0; i < 99; i++) collector.noteStream();
+    await pause(50);
+    expect(collector.active).toBe(false);
+    expect(collections).toBe(0);
+    collector.noteStream();
+    expect(collector.active).toBe(true);
+    await pause(60);
+    expect(collections).toBeGreaterThan(0);
+    await expect.poll(() => collector.active, { timeout: 2000 }).toBe(false);
+    const after = collections;
+    await pause(50);
+    expect(collections).toBe(after);
+    expect(logged).toEqual(["HTTP/2 stream flood: collecting the young generation often while it lasts", "HTTP/2 stream flood over"]);
+    collector.stop();
+  });
+
+  it("does nothing when turned off", async () => {
+    let collections = 0;
+    const collector = new StreamFloodCollector({ intervalMs: 0, youngBytes: 0, collect: () => collections++ });
+    for (let i = 0; i < 1000; i++) collector.noteStream();
+    await pause(30);
+    expect(collector.active).toBe(false);
+    expect(collections).toBe(0);
+  });
+});
+
+const floodCollections = (url: string) => metric(url, /^roz_flood_gc_total (\d+)$/m);
+
+for (const [what, env, expectCollections] of [
+  ["on by default", {}, true],
+  ["off with ROZ_FLOOD_GC_INTERVAL_MS=0", { ROZ_FLOOD_GC_INTERVAL_MS: "0" }, false],
+] as const) {
+  describe(`young-generation collections under a stream flood, ${what}`, () => {
+    let server: TestServer;
+    beforeAll(async () => {
+      server = await startServer(env);
+    });
+    afterAll(() => server?.close());
+
+    it(expectCollections ? "a rapid-reset flood turns them on; a bystander keeps streaming" : "a rapid-reset flood makes none", async () => {
+      expect(await floodCollections(server.url)).toBe(0);
+      const bystander = await startBystander(server.url);
+      await rapidResetAttack(10_000)(server.url);
+      const report = await bystander.stop();
+      expect(report.p99Ms, JSON.stringify(report)).toBeLessThan(STALL_BOUND_MS);
+      if (expectCollections) await expect.poll(() => floodCollections(server.url), { timeout: 3000 }).toBeGreaterThan(0);
+      else {
+        await pause(200);
+        expect(await floodCollections(server.url)).toBe(0);
+      }
+    }, 60_000);
+  });
+}
