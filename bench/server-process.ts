@@ -53,6 +53,12 @@ export interface ServerProcess {
   close(): Promise<string | undefined>;
 }
 
+/** `ROZ_BENCH_SERVER_ENV="NAME=value NAME2=value2"`: settings given to every server child last (A/B runs). */
+function extraServerEnv(): Record<string, string> {
+  const pairs = process.env.ROZ_BENCH_SERVER_ENV?.split(/\s+/).filter(Boolean) ?? [];
+  return Object.fromEntries(pairs.map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]));
+}
+
 const childPath = fileURLToPath(new URL("./server-child.ts", import.meta.url));
 
 /**
@@ -62,7 +68,7 @@ const childPath = fileURLToPath(new URL("./server-child.ts", import.meta.url));
 export async function startServerProcess(spec: ChildSpec, options: { profile?: boolean } = {}): Promise<ServerProcess> {
   const data = await tempDir("roz-bench-data-");
   const profileDir = options.profile ? await tempDir("roz-bench-prof-") : undefined;
-  const full: ChildSpec = { ...spec, env: { ...benchServerDefaults, ROZ_DATA_DIR: data.path, ...spec.env } };
+  const full: ChildSpec = { ...spec, env: { ...benchServerDefaults, ROZ_DATA_DIR: data.path, ...spec.env, ...extraServerEnv() } };
   const child: ChildProcess = fork(childPath, [], {
     execArgv: [
       "--expose-gc",

@@ -15,6 +15,8 @@ export function grpcMessageValue(connectValue: string): string {
   } catch {
     return connectValue;
   }
+  // The common case, printable ASCII without `%`, needs no encoding (and no string built a byte at a time).
+  if (/^[\x20-\x24\x26-\x7e]*$/.test(text)) return text;
   let out = "";
   for (const byte of Buffer.from(text, "utf8")) {
     out += byte >= 0x20 && byte <= 0x7e && byte !== 0x25 ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
