@@ -35,7 +35,7 @@ export interface OnePortOptions {
    * it, or after `headersTimeoutMs`, the connection is closed.
    */
   maxDrainBytes: number;
-  /** Called for every new HTTP/2 stream, before it is routed (flood detection). */
+  /** Called for every new HTTP/2 stream as its HEADERS frame is parsed (flood detection). */
   onStream?: () => void;
 }
 
@@ -380,7 +380,6 @@ function drainWhenAnswered(handler: Handler, options: Pick<OnePortOptions, "maxD
   };
 }
 
-/** A counter of events in the current one-second window: true once it exceeds `cap` (0 = never). */
 /** GOAWAY(ENHANCE_YOUR_CALM), then the connection is closed. */
 function calm(session: http2.ServerHttp2Session): void {
   if (session.destroyed) return;
@@ -433,6 +432,7 @@ class StreamRateGuard {
   }
 }
 
+/** A counter of events in the current one-second window: true once it exceeds `cap` (0 = never). */
 function perSecondCounter(cap: number): () => boolean {
   let windowStart = Date.now();
   let count = 0;
