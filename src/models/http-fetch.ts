@@ -27,8 +27,21 @@ const agents = {
   "https:": new https.Agent(agentOptions),
 };
 
+/** A successful reply's body: its Node stream, and whether a reader (Node or web side) took it. */
+interface NodeBody {
+  stream: Readable;
+  taken: boolean;
+}
+
+/** Takes `body` for one reader; false when another already did. */
+function claim(body: NodeBody): boolean {
+  if (body.taken) return false;
+  body.taken = true;
+  return true;
+}
+
 /** Successful replies' bodies, until a reader takes them. */
-const nodeBodies = new WeakMap<Response, { stream: Readable; taken: boolean }>();
+const nodeBodies = new WeakMap<Response, NodeBody>();
 
 /**
  * The Node stream of a successful (2xx) reply that `httpFetch` made, for a reader that does
@@ -37,9 +50,7 @@ const nodeBodies = new WeakMap<Response, { stream: Readable; taken: boolean }>()
  */
 export function takeNodeBody(response: Response): Readable | undefined {
   const body = nodeBodies.get(response);
-  if (body === undefined || body.taken) return undefined;
-  body.taken = true;
-  return body.stream;
+  return body !== undefined && claim(body) ? body.stream : undefined;
 }
 
 const redirect = (status: number): boolean => status === 301 || status === 302 || status === 303 || status === 307 || status === 308;
@@ -84,13 +95,14 @@ function responseHeaders(res: http.IncomingMessage, decompressed: boolean): Head
 }
 
 /** A web body over `stream`, attached only when something reads it (our SSE reader takes the Node stream instead). */
-function lazyWebBody(stream: Readable, claim: () => boolean): ReadableStream<Uint8Array> {
+function lazyWebBody(body: NodeBody): ReadableStream<Uint8Array> {
+  const { stream } = body;
   let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
         if (reader === undefined) {
-          if (!claim()) throw new TypeError("the response body was already taken");
+          if (!claim(body)) throw new TypeError("the response body was already taken");
           reader = (Readable.toWeb(stream) as ReadableStream<Uint8Array>).getReader();
         }
         const read = await reader.read();
@@ -100,7 +112,7 @@ function lazyWebBody(stream: Readable, claim: () => boolean): ReadableStream<Uin
       async cancel(reason) {
         // Only a body the web side holds, or no one yet: not one our SSE reader took.
         if (reader !== undefined) await reader.cancel(reason);
-        else if (claim()) stream.destroy();
+        else if (claim(body)) stream.destroy();
       },
     },
     // No read ahead: a web stream pulls at once up to its high-water mark, which would take
@@ -171,13 +183,8 @@ export const httpFetch: typeof fetch = async (input, init = {}) => {
       throw fetchError(err, init.signal);
     }
   }
-  const entry = { stream, taken: false };
-  const claim = (): boolean => {
-    if (entry.taken) return false;
-    entry.taken = true;
-    return true;
-  };
-  const response = new Response(lazyWebBody(stream, claim), responseInit);
-  nodeBodies.set(response, entry);
+  const nodeBody: NodeBody = { stream, taken: false };
+  const response = new Response(lazyWebBody(nodeBody), responseInit);
+  nodeBodies.set(response, nodeBody);
   return response;
 };
