@@ -56,7 +56,13 @@ export interface ServerProcess {
 /** `ROZ_BENCH_SERVER_ENV="NAME=value NAME2=value2"`: settings given to every server child last (A/B runs). */
 function extraServerEnv(): Record<string, string> {
   const pairs = process.env.ROZ_BENCH_SERVER_ENV?.split(/\s+/).filter(Boolean) ?? [];
-  return Object.fromEntries(pairs.map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]));
+  return Object.fromEntries(
+    pairs.map((pair) => {
+      const eq = pair.indexOf("=");
+      if (eq <= 0) throw new Error(`ROZ_BENCH_SERVER_ENV: expected NAME=value, got "${pair}"`);
+      return [pair.slice(0, eq), pair.slice(eq + 1)];
+    }),
+  );
 }
 
 const childPath = fileURLToPath(new URL("./server-child.ts", import.meta.url));
