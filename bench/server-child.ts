@@ -9,6 +9,7 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { createApp } from "../src/app/app.ts";
 import { loadConfig } from "../src/app/config.ts";
 import { MemoryPersistence } from "../src/app/memory-persistence.ts";
+import { returnStartupGarbage } from "../src/app/v8-gc.ts";
 import { startBareServer } from "./bare-server.ts";
 
 /** What the parent asks the child to host. */
@@ -54,6 +55,7 @@ async function main(): Promise<void> {
     close = bare.close;
   } else {
     const app = await createApp(loadConfig(spec.env ?? {}), spec.persistence === "memory" ? { persistence: new MemoryPersistence() } : {});
+    returnStartupGarbage(); // as `roz` does before it listens
     url = await app.listen();
     close = () => app.close();
     sessions = () => app.registry.all().length;

@@ -1,36 +1,7 @@
 import { performance } from "node:perf_hooks";
 import v8 from "node:v8";
-import vm from "node:vm";
 import type { Counter } from "prom-client";
-
-/** V8's `gc()` (the one `--expose-gc` installs), asked for a young-generation collection. */
-type CollectGarbage = (options: { type: "minor" }) => void;
-
-/**
- * V8's `gc` function: the global one when Node runs with `--expose-gc`, otherwise taken
- * (once) from a context made while the flag is briefly on (the flag only decides whether new
- * contexts get the function). Undefined where V8 refuses.
- */
-export function garbageCollector(): CollectGarbage | undefined {
-  const global = (globalThis as { gc?: unknown }).gc;
-  if (typeof global === "function") return global as CollectGarbage;
-  exposed ??= exposeGc();
-  return exposed ?? undefined;
-}
-
-let exposed: CollectGarbage | null | undefined;
-
-function exposeGc(): CollectGarbage | null {
-  try {
-    v8.setFlagsFromString("--expose-gc");
-    const gc: unknown = vm.runInNewContext("gc");
-    return typeof gc === "function" ? (gc as CollectGarbage) : null;
-  } catch {
-    return null;
-  } finally {
-    v8.setFlagsFromString("--no-expose-gc");
-  }
-}
+import { type CollectGarbage, garbageCollector } from "./v8-gc.ts";
 
 /** Bytes in use in V8's young generation (new space). */
 function youngBytesInUse(): number {
