@@ -7,6 +7,8 @@ export interface KeyRoutesOptions {
   store: Pick<Store, "createKey" | "getKey" | "listKeys" | "revokeKey" | "rotateKey">;
   /** Called after a key was created: the server leaves open mode at once. */
   onKeyCreated(): void;
+  /** Called after a key was revoked or rotated: open streams re-check their key on their next request. */
+  onKeyRevoked(): void;
 }
 
 const keySchema = {
@@ -63,7 +65,7 @@ const issuedJson = (issued: IssuedKey) => ({ ...keyJson(issued.key), key: issued
 const notFound = (id: string) => new RozError("not_found", `API key "${id}" not found`);
 
 /** `/auth/keys` (under `/v1`): create (secret shown once), list, get, revoke, rotate; scope `keys`. */
-export const keyRoutes: RoutePlugin<KeyRoutesOptions> = async (app, { store, onKeyCreated }) => {
+export const keyRoutes: RoutePlugin<KeyRoutesOptions> = async (app, { store, onKeyCreated, onKeyRevoked }) => {
   const config = { scope: "keys" } as const;
   const tags = ["keys"];
 
@@ -131,6 +133,7 @@ export const keyRoutes: RoutePlugin<KeyRoutesOptions> = async (app, { store, onK
     if (!target) throw notFound(id);
     requireScopesHeld(principal, target.scopes, "revoke");
     if (!(await store.revokeKey(tenantId, id))) throw notFound(id);
+    onKeyRevoked();
     const key = await store.getKey(tenantId, id);
     if (!key) throw notFound(id);
     return key;
@@ -179,6 +182,7 @@ export const keyRoutes: RoutePlugin<KeyRoutesOptions> = async (app, { store, onK
       requireScopesHeld(principal, old.scopes, "rotate");
       const issued = await rotateIssuedKey(store, principal.tenantId, id);
       if (!issued) throw new RozError("conflict", `API key "${id}" was revoked meanwhile`);
+      onKeyRevoked();
       onKeyCreated();
       return reply.status(201).send(issuedJson(issued));
     },

@@ -332,6 +332,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
           openWatches,
           streamSlots: new StreamSlots(config.maxStreamsPerKey),
           credentialRecheckMs: config.credentialRecheckMs,
+          revocations: () => authenticator.revocations,
           noteOperation: (operation) => watchdog?.note(operation),
           // A lost owner's sessions can be adopted once its heartbeat expired; allow a few heartbeats more.
           ...(relay ? { relay, relocateWithinMs: config.nodeExpiryMs + 3 * config.nodeHeartbeatMs } : {}),
@@ -403,7 +404,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       await v1.register(environmentRoutes, { store, models });
       await v1.register(sessionRoutes, { store, registry, ...(routing ? { endOnOwner: routing.endOnOwner } : {}) });
       await v1.register(taskRoutes, { teams });
-      await v1.register(keyRoutes, { store, onKeyCreated: () => authenticator.keysChanged() });
+      await v1.register(keyRoutes, { store, onKeyCreated: () => authenticator.keysChanged(), onKeyRevoked: () => authenticator.keyRevoked() });
     },
     { prefix: "/v1" },
   );

@@ -151,7 +151,7 @@ export const settings = {
     "ROZ_CREDENTIAL_RECHECK_MS",
     1000,
     int(0, 3_600_000),
-    "how often an open stream re-checks its key on its next request (revoked or expired: unauthenticated)",
+    "how often an open stream re-checks its key on its next request (revoked or expired: unauthenticated); a key revoked or rotated through this server is checked at once",
   ),
   maxResetsPerSecond: setting(
     "ROZ_HTTP2_MAX_RESETS_PER_SECOND",

@@ -45,6 +45,7 @@ export class Authenticator {
   #openPrincipal: Promise<Principal> | undefined;
   /** When this process last recorded each key's use; reset when it grows large. */
   readonly #touched = new Map<string, number>();
+  #revocations = 0;
 
   constructor(opts: AuthenticatorOptions) {
     this.#opts = opts;
@@ -93,6 +94,16 @@ export class Authenticator {
   /** A key was created: leave open mode now (required mode only). */
   keysChanged(): void {
     if (this.#opts.mode === "required") this.#closed = true;
+  }
+
+  /** A key (or a rotated key's old secret) stopped working through this process. */
+  keyRevoked(): void {
+    this.#revocations++;
+  }
+
+  /** How many keys were revoked or rotated through this process: a change tells open streams to re-check theirs now. */
+  get revocations(): number {
+    return this.#revocations;
   }
 
   #touch(keyId: string): void {

@@ -44,6 +44,11 @@ export interface StreamSessionDeps {
    * never re-checked.
    */
   credentialRecheckMs?: number;
+  /**
+   * How many keys this process saw revoked or rotated: when it changed since a stream's last
+   * check, the stream re-checks its key on its next request at once, whatever the interval.
+   */
+  revocations?: () => number;
   /** Told about each request before it is handled (the event-loop watchdog names what ran). */
   noteOperation?: (operation: Record<string, unknown>) => void;
   /** Relays streams of sessions that other nodes own (absent on a single node). */
@@ -75,15 +80,20 @@ function authError(error: RozError): SequencedEvent {
 
 /**
  * The re-check of a stream's credentials before each request (at most every
- * `credentialRecheckMs`): undefined when no check is due (the common case, answered without a
- * promise), else resolves with the `unauthenticated` error once the key was revoked, expired
- * or lost its scope, or undefined. A failure of the store itself does not end the stream (the
- * request will meet the same store anyway).
+ * `credentialRecheckMs`, and at once after a key was revoked or rotated through this process):
+ * undefined when no check is due (the common case, answered without a promise), else resolves
+ * with the `unauthenticated` error once the key was revoked, expired or lost its scope, or
+ * undefined. A failure of the store itself does not end the stream (the request will meet the
+ * same store anyway).
  */
 export function credentialCheck(deps: StreamSessionDeps, authorization: string | null): () => Promise<RozError | undefined> | undefined {
   const every = deps.credentialRecheckMs;
+  const revocations = deps.revocations ?? (() => 0);
   let checkedAt = Date.now();
+  let revocationsSeen = revocations();
   const check = async (): Promise<RozError | undefined> => {
+    // Taken before the lookup: a revocation while it runs makes the next request check again.
+    revocationsSeen = revocations();
     try {
       await deps.authenticate(authorization, "sessions");
       checkedAt = Date.now();
@@ -94,7 +104,7 @@ export function credentialCheck(deps: StreamSessionDeps, authorization: string |
       return new RozError("unauthenticated", `${error.message}: this stream's credentials are no longer valid`);
     }
   };
-  return () => (every === undefined || Date.now() - checkedAt < every ? undefined : check());
+  return () => (every === undefined || (Date.now() - checkedAt < every && revocations() === revocationsSeen) ? undefined : check());
 }
 
 /** A session call that passed its checks: who calls, and how its responses are written. */

@@ -190,6 +190,33 @@ describe("revocation reaches open sessions", () => {
     });
   }
 
+  it("with the default re-check interval, a key revoked or rotated through this server reaches the very next request", async () => {
+    const paced = await startAuthServer({ ROZ_CREDENTIAL_RECHECK_MS: "60000" });
+    const pacedAdmin = (await makeKey(paced, "acme")).secret;
+    const pacedFactory = sessionClientFactory("grpc-js", paced.url);
+    try {
+      const withdraw = {
+        revoked: async (id: string) => expect((await client(paced, pacedAdmin).delete(`/v1/auth/keys/${id}`)).status).toBe(204),
+        rotated: async (id: string) => expect((await client(paced, pacedAdmin).post(`/v1/auth/keys/${id}/rotate`)).status).toBe(201),
+      };
+      for (const [how, run] of Object.entries(withdraw)) {
+        const key = await makeKey(paced, "acme", ["sessions"], `paced-${how}`);
+        const session = pacedFactory.open(bearer(key.secret));
+        await startSession(session);
+        session.send(rq.ping());
+        await nextOf(session, "pong");
+        // Within the interval, so only the revocation itself can make the stream check again.
+        await run(key.id);
+        session.send(rq.user("spend more tokens"));
+        expect(await nextOf(session, "error"), how).toMatchObject({ code: "unauthenticated" });
+        expect((await session.status).code, how).toBe(GRPC.UNAUTHENTICATED);
+      }
+    } finally {
+      pacedFactory.close();
+      await paced.close();
+    }
+  });
+
   it("an expired key: the session's next request after the expiry gets unauthenticated", async () => {
     const tenant = await server.app.store.ensureTenant("acme");
     const expiresAt = Date.now() + 1500;
