@@ -8,6 +8,7 @@
 import {
   type Attack,
   deepJsonAttack,
+  deepRpcJsonAttack,
   globAttack,
   longWordAttack,
   noStartAttack,
@@ -130,6 +131,7 @@ export async function runAbuse(options: BenchOptions): Promise<Row[]> {
       [`6 streams without start: ${fmt(attempts)}`, noStartAttack(attempts)],
       ["7 oversized messages: 20 x 1 MiB, never half-closed", oversizedAttack(20)],
       ["11 deep JSON: 20 bodies 100,000 levels deep", deepJsonAttack(20)],
+      ["11 deep JSON over Connect: 5 SendToSession bodies 2,000,000 levels deep (4 MB)", deepRpcJsonAttack(5)],
     ];
     for (const [name, attack] of attacks) {
       progress(`abuse: ${name}`);

@@ -14,6 +14,7 @@
 
 import * as zlib from "node:zlib";
 import type { DescField } from "@bufbuild/protobuf";
+import type { ConnectError } from "@connectrpc/connect";
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import {
   AgentService,
@@ -24,6 +25,9 @@ import {
   StartSessionSchema,
   UserMessageSchema,
 } from "../gen/roz/v1/agent_pb.js";
+import { RozError } from "../errors/index.ts";
+import { MAX_JSON_DEPTH } from "../models/index.ts";
+import { toConnectError } from "./connect-errors.ts";
 import { ENVELOPE_HEADER_BYTES, writeEnvelopeHeader } from "./envelope-header.ts";
 
 /** A field whose message carries tools: the `tools` field of that message, or carriers one level further down. */
@@ -79,6 +83,12 @@ const SCREENED_OF_PATH = new Map<string, Screened>([
   [methodPath(AgentService.method.sendToSession.name), screened([{ field: SendToSessionRequestSchema.field.request, within: SESSION_REQUEST }])],
   [methodPath(AgentService.method.attachSession.name), screened([{ field: AttachSessionRequestSchema.field.start, tools: StartSessionSchema.field.tools }])],
 ]);
+
+/** A call without tools lists: its JSON messages are screened for their depth only. */
+const DEPTH_ONLY = screened([]);
+
+/** An RPC's route (`/package.Service/Method`), not a REST one. */
+const RPC_PATH = /^\/\w+(\.\w+)+\/\w+$/;
 
 /** Enveloped messages (gRPC, gRPC-Web, Connect streaming), binary or JSON. */
 const BINARY_STREAM = /^application\/(grpc(-web)?(\+proto)?|connect\+proto)(;|$)/i;
@@ -392,40 +402,13 @@ const binaryCut =
   (bytes, start, end) =>
     cutParts(bytes, start, end, maxTools, shape);
 
-/**
- * Cuts, in the parsed JSON `message`, every tools list that `carriers` name and that holds
- * more than `maxTools` tools to `maxTools + 1`; the lists it cut.
- */
-function cutJsonLists(message: unknown, carriers: readonly Carrier[], maxTools: number): unknown[][] {
-  if (typeof message !== "object" || message === null) return [];
-  const cut: unknown[][] = [];
-  for (const carrier of carriers) {
-    for (const name of namesOf(carrier.field)) {
-      const value = (message as Record<string, unknown>)[name];
-      if ("within" in carrier) {
-        appendAll(cut, cutJsonLists(value, carrier.within, maxTools));
-        continue;
-      }
-      if (typeof value !== "object" || value === null) continue;
-      for (const toolsName of namesOf(carrier.tools)) {
-        const list = (value as Record<string, unknown>)[toolsName];
-        if (!Array.isArray(list) || list.length <= maxTools) continue;
-        list.length = maxTools + 1;
-        cut.push(list);
-      }
-    }
-  }
-  return cut;
-}
-
-/** connect's own decoding of JSON text: a byte-order mark is dropped. */
-const utf8 = new TextDecoder();
-
 /** What a JSON scan looks for at a value: the carriers of an object, the `tools` of a carrier's object, or the list itself. */
 type JsonLevel = { carriers: readonly Carrier[] } | { tools: DescField } | { list: true } | undefined;
 
 /** Thrown when a text is not the JSON a scan expects: it passes on as it came, for connect to judge. */
 const NOT_JSON = new Error("not the JSON the tool-list scan expects");
+/** Thrown when a text nests deeper than the scan's `maxDepth`: the message is refused. */
+const TOO_DEEP = new Error("JSON nested too deep");
 
 /**
  * A scan of JSON text (bytes) for the tools lists that `carriers` name, without parsing it:
@@ -438,11 +421,14 @@ class JsonToolLists {
   readonly drops: [from: number, to: number][] = [];
   readonly #bytes: Buffer;
   readonly #keep: number;
+  readonly #maxDepth: number;
+  #depth = 0;
   #i = 0;
 
-  constructor(bytes: Buffer, maxTools: number) {
+  constructor(bytes: Buffer, maxTools: number, maxDepth: number) {
     this.#bytes = bytes;
     this.#keep = maxTools + 1;
+    this.#maxDepth = maxDepth;
   }
 
   scan(carriers: readonly Carrier[]): this {
@@ -457,9 +443,12 @@ class JsonToolLists {
   #value(level: JsonLevel): void {
     this.#space();
     const c = this.#bytes[this.#i];
-    if (c === 0x7b) this.#object(level);
-    else if (c === 0x5b) this.#array(level !== undefined && "list" in level);
-    else if (c === 0x22) this.#string();
+    if (c === 0x7b || c === 0x5b) {
+      if (++this.#depth > this.#maxDepth) throw TOO_DEEP;
+      if (c === 0x7b) this.#object(level);
+      else this.#array(level !== undefined && "list" in level);
+      this.#depth--;
+    } else if (c === 0x22) this.#string();
     else this.#literal();
   }
 
@@ -557,9 +546,8 @@ class JsonToolLists {
  * with no more `{` than the cap holds no list over it and is not read. One that may is scanned
  * (`JsonToolLists`: some 25 ms for 4 MiB, against 0.4–0.6 s for connect to decode 200,000
  * tools) and the elements beyond the cap are dropped from the text. A text the scan does not
- * take passes on as it came: connect refuses it (malformed), or it nests too deep for the
- * scan's recursion, and is then parsed and written anew (a kept tool too deep to write back
- * becomes `{}`: the request is refused as over the cap either way).
+ * take passes on as it came: connect refuses it (malformed). Any message nested deeper than
+ * MAX_JSON_MESSAGE_DEPTH is refused first, so the scan's recursion stays shallow.
  */
 const jsonCut =
   (carriers: readonly Carrier[], maxTools: number): MessageCut =>
@@ -569,14 +557,19 @@ const jsonCut =
     count: for (const view of views) {
       for (let i = view.indexOf(0x7b); i >= 0; i = view.indexOf(0x7b, i + 1)) if (++objects > maxTools) break count;
     }
-    if (objects <= maxTools) return undefined;
+    if (objects <= maxTools) {
+      if (nestsDeeperThan(views, MAX_JSON_MESSAGE_DEPTH)) throw tooDeepMessage();
+      return undefined;
+    }
+    // The scan that looks for the lists checks the depth on its way.
     const text = Buffer.concat(views);
     let drops: [number, number][];
     try {
-      drops = new JsonToolLists(text, maxTools).scan(carriers).drops;
+      drops = new JsonToolLists(text, maxTools, MAX_JSON_MESSAGE_DEPTH).scan(carriers).drops;
     } catch (err) {
-      if (err === NOT_JSON) return undefined;
-      return reparsedCut(text, carriers, maxTools);
+      if (err === TOO_DEEP) throw tooDeepMessage();
+      // Not the JSON the scan expects: connect's decoder says what is wrong with it.
+      return undefined;
     }
     if (drops.length === 0) return undefined;
     const parts: Uint8Array[] = [];
@@ -589,22 +582,52 @@ const jsonCut =
     return parts;
   };
 
-/** The cut by `JSON.parse` and `JSON.stringify`, for a text that nests deeper than the scan goes. */
-function reparsedCut(text: Buffer, carriers: readonly Carrier[], maxTools: number): Uint8Array[] | undefined {
-  let message: unknown;
-  try {
-    message = JSON.parse(utf8.decode(text));
-  } catch {
-    return undefined;
+/**
+ * How deep a JSON request message may nest: a Struct's own limit (MAX_JSON_DEPTH) plus the
+ * levels of the messages around it (`start.history[].parts[].tool_use.input` is 7). Deeper text
+ * is refused before anything parses it: `JSON.parse` of a 4 MB text nested two million levels
+ * builds two million arrays (about a second of the event loop) before the decoder's own
+ * recursion limit refuses it.
+ */
+const MAX_JSON_MESSAGE_DEPTH = MAX_JSON_DEPTH + 16;
+
+const tooDeepMessage = (): ConnectError =>
+  toConnectError(new RozError("malformed_message", `malformed request message: JSON nested deeper than ${MAX_JSON_MESSAGE_DEPTH} levels`));
+
+const [QUOTE, BACKSLASH, OPEN_OBJECT, CLOSE_OBJECT, OPEN_ARRAY, CLOSE_ARRAY] = [0x22, 0x5c, 0x7b, 0x7d, 0x5b, 0x5d];
+
+/**
+ * Whether the JSON text in `views` (UTF-8: a structural character is never part of a
+ * multi-byte one) opens more than `maxDepth` objects and arrays inside one another. A text
+ * with no more openers than that is not read byte by byte; one that nests too deep is read
+ * only up to where it does. (A text with enough objects to hold a tools list over the cap is
+ * checked by the list scan instead.)
+ */
+function nestsDeeperThan(views: readonly Uint8Array[], maxDepth: number): boolean {
+  let openers = 0;
+  count: for (const view of views) {
+    for (const opener of [OPEN_OBJECT, OPEN_ARRAY]) {
+      for (let i = view.indexOf(opener); i >= 0; i = view.indexOf(opener, i + 1)) if (++openers > maxDepth) break count;
+    }
   }
-  const cut = cutJsonLists(message, carriers, maxTools);
-  if (cut.length === 0) return undefined;
-  try {
-    return [Buffer.from(JSON.stringify(message))];
-  } catch {
-    for (const list of cut) list.fill({});
-    return [Buffer.from(JSON.stringify(message))];
+  if (openers <= maxDepth) return false;
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+  for (const view of views) {
+    for (let i = 0; i < view.length; i++) {
+      const c = view[i];
+      if (inString) {
+        if (escaped) escaped = false;
+        else if (c === BACKSLASH) escaped = true;
+        else if (c === QUOTE) inString = false;
+      } else if (c === QUOTE) inString = true;
+      else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+        if (++depth > maxDepth) return true;
+      } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) depth--;
+    }
   }
+  return false;
 }
 
 /**
@@ -842,10 +865,12 @@ interface ScreenedRequest extends AsyncIterable<Uint8Array> {
  * `maxMessageBytes` is left to connect, which refuses it from that header.
  */
 export function screenToolLists(request: ScreenedRequest, path: string, contentType: string | undefined, maxTools: number, maxMessageBytes: number): void {
-  const call = SCREENED_OF_PATH.get(path);
-  if (call === undefined || contentType === undefined) return;
-  const { carriers, shape } = call;
+  if (contentType === undefined) return;
   const json = JSON_STREAM.test(contentType) || JSON_UNARY.test(contentType);
+  // Every other RPC's JSON messages are screened for their depth only.
+  const call = SCREENED_OF_PATH.get(path) ?? (json && RPC_PATH.test(path) ? DEPTH_ONLY : undefined);
+  if (call === undefined) return;
+  const { carriers, shape } = call;
   const enveloped = json ? JSON_STREAM.test(contentType) : BINARY_STREAM.test(contentType);
   if (!json && !enveloped && !BINARY_UNARY.test(contentType)) return;
   const plain = json ? jsonCut(carriers, maxTools) : binaryCut(shape, maxTools);

@@ -11,6 +11,8 @@ import { sessionClientFactory, type SessionClientFactory } from "../support/sess
 import { nextOf, rq, startSession, tool } from "../support/session-protocol.ts";
 import { client } from "../rest/support.ts";
 import { tooDeepAt, tooDeepInText } from "../../src/models/index.ts";
+import { grpcFrame, grpcHeaders, grpcStatusOf, h2Request, parseGrpcFrames } from "../server/raw-h2.ts";
+import { STALL_BOUND_MS, startBystander } from "../support/bystander.ts";
 
 /** An object `depth` levels deep: {"a":{"a":…{}}}. */
 function nested(depth: number): JsonObject {
@@ -72,6 +74,30 @@ describe("JSON depth", () => {
     expect(first.response.case).toBe("error");
     expect(first.response.value).toMatchObject({ code: "invalid_argument", message: expect.stringContaining("start.tools[0].parameters_schema") });
     expect((await session.done)?.code).toBe(Code.InvalidArgument);
+  });
+
+  it("RPC (JSON text nested two million levels): refused before anything parses it, on every call, while another session keeps streaming", async () => {
+    // 4 MB of `[` and `]`: JSON.parse would build two million arrays (about a second) before the decoder refused them.
+    const deep = Buffer.from(`${"[".repeat(2_000_000)}${"]".repeat(2_000_000)}`);
+    const refusal = expect.stringContaining("nested deeper than 80 levels");
+    const bystander = await startBystander(server.url);
+    const [unary, stream, watch] = await Promise.all([
+      h2Request(server.url, { ":path": "/roz.v1.AgentService/SendToSession", "content-type": "application/json" }, deep),
+      h2Request(server.url, grpcHeaders("/roz.v1.AgentService/StreamSession", "application/grpc+json"), grpcFrame(deep)),
+      h2Request(server.url, grpcHeaders("/roz.v1.AgentService/WatchTeam", "application/grpc+json"), grpcFrame(deep)),
+    ]);
+    const report = await bystander.stop();
+    // Connect unary: a 400 with the error.
+    expect(unary.headers[":status"]).toBe(400);
+    expect(JSON.parse(unary.data.toString())).toMatchObject({ code: "invalid_argument", message: refusal });
+    // A session stream: the in-band error, then the status.
+    expect(grpcStatusOf(stream)).toBe(Code.InvalidArgument);
+    const [inBand] = parseGrpcFrames(stream.data);
+    expect(JSON.parse(String(inBand))).toMatchObject({ error: { code: "invalid_argument", message: refusal } });
+    // Any other RPC: the status.
+    expect(grpcStatusOf(watch)).toBe(Code.InvalidArgument);
+    expect(decodeURIComponent(String(watch.trailers["grpc-message"] ?? watch.headers["grpc-message"]))).toEqual(refusal);
+    expect(report.maxMs, JSON.stringify(report)).toBeLessThan(STALL_BOUND_MS);
   });
 
   it("RPC (binary): register_tools with a 1,000-level schema is invalid_argument, as any undecodable message", async () => {

@@ -1,6 +1,7 @@
 import * as zlib from "node:zlib";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
+import { Code } from "@connectrpc/connect";
 import { AttachSessionRequestSchema, SendToSessionRequestSchema, SessionRequestSchema } from "../../src/gen/roz/v1/agent_pb.js";
 import { cutToolLists, screenedEnvelopes, screenToolLists } from "../../src/rpc/tool-screen.ts";
 import { grpcFrame, parseGrpcFrames } from "../server/raw-h2.ts";
@@ -335,11 +336,17 @@ describe("JSON messages", () => {
     }
   });
 
-  it("a kept tool too deep to write back becomes {}: the message is still over the cap, and valid", async () => {
+  it("a message nested deeper than 80 levels is refused before anything parses it", async () => {
     const deep = `${"[".repeat(100_000)}${"]".repeat(100_000)}`;
     const text = `{"sessionId":"s","request":{"registerTools":{"tools":[{"name":"d","x":${deep}},${JSON.stringify(names(40)).slice(1)}}}}`;
-    const cut = JSON.parse((await screenedJson(text, "SendToSession")).toString());
-    expect(cut.request.registerTools.tools).toEqual(Array.from({ length: 11 }, () => ({})));
+    await expect(screenedJson(text, "SendToSession")).rejects.toMatchObject({
+      code: Code.InvalidArgument,
+      rawMessage: expect.stringContaining("nested deeper than 80 levels"),
+    });
+    // 80 levels pass (a Struct of 64 inside the messages around it), with their lists cut.
+    const within = `${"[".repeat(70)}${"]".repeat(70)}`;
+    const kept = `{"sessionId":"s","request":{"registerTools":{"tools":[{"name":"d","x":${within}},${JSON.stringify(names(40)).slice(1)}}}}`;
+    expect(JSON.parse((await screenedJson(kept, "SendToSession")).toString()).request.registerTools.tools).toHaveLength(11);
   });
 });
 

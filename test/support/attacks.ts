@@ -256,3 +256,14 @@ export const deepJsonAttack =
       if (reply.status !== 400) throw new Error(`deep JSON got ${reply.status}`);
     }
   };
+
+/** `count` Connect JSON SendToSession calls whose 4 MB body nests two million arrays: each must be a 400. */
+export const deepRpcJsonAttack =
+  (count: number): Attack =>
+  async (url, headers = {}) => {
+    const body = `${"[".repeat(2_000_000)}${"]".repeat(2_000_000)}`;
+    for (let i = 0; i < count; i++) {
+      const reply = await rest(url, "POST", "/roz.v1.AgentService/SendToSession", body, headers);
+      if (reply.status !== 400) throw new Error(`deep RPC JSON got ${reply.status}`);
+    }
+  };
