@@ -4,7 +4,7 @@ import * as http2 from "node:http2";
 import * as net from "node:net";
 import type { Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
-import { answerClientError } from "./rest-errors.ts";
+import { answerClientError, errorBody } from "./rest-errors.ts";
 
 /** The HTTP/2 client connection preface (RFC 9113 §3.4). */
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1");
@@ -63,7 +63,7 @@ export class OnePortServer {
 
   constructor(handler: Handler, options: OnePortOptions) {
     this.#options = options;
-    const h1Handler = drainWhenAnswered(handler, options);
+    const h1Handler = requireHost(drainWhenAnswered(handler, options));
     const h2Handler = guardStreams(handler, h1Handler);
     const h2Settings: http2.Settings = { maxConcurrentStreams: options.maxConcurrentStreams };
     // nghttp2's own rapid-reset guard, behind ours: a burst of client resets four times our per-second
@@ -74,7 +74,8 @@ export class OnePortServer {
       resetRate > 0 ? { streamResetBurst: 4 * resetRate, streamResetRate: resetRate } : { streamResetBurst: 2 ** 31 - 1, streamResetRate: 2 ** 31 - 1 };
     this.#h1 = http.createServer(
       // Node checks header timeouts on this interval: keep it well below the timeout itself.
-      { connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(options.headersTimeoutMs / 4))) },
+      // The Host check is ours (`requireHost`): Node's own 400 has no body.
+      { connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(options.headersTimeoutMs / 4))), requireHostHeader: false },
       h1Handler as http.RequestListener,
     );
     configureHttp1(this.#h1, options.headersTimeoutMs);
@@ -444,6 +445,21 @@ function perSecondCounter(cap: number): () => boolean {
       count = 0;
     }
     return ++count > cap;
+  };
+}
+
+/**
+ * An HTTP/1.1 request without a Host header is a 400 (RFC 9112 §3.2), in the JSON error shape
+ * of every other answer; the connection then closes.
+ */
+function requireHost(handler: Handler): Handler {
+  return (req, res) => {
+    if (req.httpVersionMajor !== 1 || req.httpVersionMinor < 1 || req.headers.host !== undefined) return handler(req, res);
+    const body = JSON.stringify(errorBody("invalid_argument", "an HTTP/1.1 request needs a Host header"));
+    const reply = res as http.ServerResponse;
+    reply.shouldKeepAlive = false;
+    reply.writeHead(400, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
+    reply.end(body);
   };
 }
 

@@ -64,6 +64,17 @@ describe("error bodies", () => {
     expect(reply.body).toMatchObject(errorShape);
   });
 
+  it("400 for an HTTP/1.1 request without a Host header; HTTP/1.0 needs none", async () => {
+    for (const path of ["/healthz", "/v1/sessions/%ff"]) {
+      const reply = await rawRequest(server.port, `GET ${path} HTTP/1.1\r\n\r\n`);
+      expect(reply.status, path).toBe(400);
+      expect(reply.body, path).toMatchObject({ error: { code: "invalid_argument", message: expect.stringContaining("Host") } });
+      expect(reply.head.toLowerCase()).toContain("content-type: application/json");
+    }
+    const old = await rawRequest(server.port, "GET /healthz HTTP/1.0\r\n\r\n");
+    expect(old.head).toMatch(/^HTTP\/1\.1 200/);
+  });
+
   it("over HTTP/2 too: 414 and 400 in the same shape", async () => {
     for (const [path, status] of [
       [`/v1/sessions/${"b".repeat(300)}`, 414],
