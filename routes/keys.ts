@@ -7,8 +7,8 @@ export interface KeyRoutesOptions {
   store: Pick<Store, "createKey" | "getKey" | "listKeys" | "revokeKey" | "rotateKey">;
   /** Called after a key was created: the server leaves open mode at once. */
   onKeyCreated(): void;
-  /** Called after a key was revoked or rotated: open streams re-check their key on their next request. */
-  onKeyRevoked(): void;
+  /** Called after a key was revoked or rotated: its open streams re-check it at once. */
+  onKeyRevoked(keyId: string): void;
 }
 
 const keySchema = {
@@ -133,7 +133,7 @@ export const keyRoutes: RoutePlugin<KeyRoutesOptions> = async (app, { store, onK
     if (!target) throw notFound(id);
     requireScopesHeld(principal, target.scopes, "revoke");
     if (!(await store.revokeKey(tenantId, id))) throw notFound(id);
-    onKeyRevoked();
+    onKeyRevoked(id);
     const key = await store.getKey(tenantId, id);
     if (!key) throw notFound(id);
     return key;
@@ -182,7 +182,7 @@ export const keyRoutes: RoutePlugin<KeyRoutesOptions> = async (app, { store, onK
       requireScopesHeld(principal, old.scopes, "rotate");
       const issued = await rotateIssuedKey(store, principal.tenantId, id);
       if (!issued) throw new RozError("conflict", `API key "${id}" was revoked meanwhile`);
-      onKeyRevoked();
+      onKeyRevoked(id);
       onKeyCreated();
       return reply.status(201).send(issuedJson(issued));
     },

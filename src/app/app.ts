@@ -332,7 +332,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
           openWatches,
           streamSlots: new StreamSlots(config.maxStreamsPerKey),
           credentialRecheckMs: config.credentialRecheckMs,
-          revocations: () => authenticator.revocations,
+          revocationsOf: (keyId) => authenticator.revocationsOf(keyId),
+          onRevocation: (listener) => authenticator.onRevocation(listener),
           noteOperation: (operation) => watchdog?.note(operation),
           // A lost owner's sessions can be adopted once its heartbeat expired; allow a few heartbeats more.
           ...(relay ? { relay, relocateWithinMs: config.nodeExpiryMs + 3 * config.nodeHeartbeatMs } : {}),
@@ -404,7 +405,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       await v1.register(environmentRoutes, { store, models });
       await v1.register(sessionRoutes, { store, registry, ...(routing ? { endOnOwner: routing.endOnOwner } : {}) });
       await v1.register(taskRoutes, { teams });
-      await v1.register(keyRoutes, { store, onKeyCreated: () => authenticator.keysChanged(), onKeyRevoked: () => authenticator.keyRevoked() });
+      await v1.register(keyRoutes, { store, onKeyCreated: () => authenticator.keysChanged(), onKeyRevoked: (keyId) => authenticator.keyRevoked(keyId) });
     },
     { prefix: "/v1" },
   );

@@ -45,7 +45,8 @@ export class Authenticator {
   #openPrincipal: Promise<Principal> | undefined;
   /** When this process last recorded each key's use; reset when it grows large. */
   readonly #touched = new Map<string, number>();
-  #revocations = 0;
+  readonly #revocations = new Map<string, number>();
+  readonly #revocationListeners = new Set<(keyId: string) => void>();
 
   constructor(opts: AuthenticatorOptions) {
     this.#opts = opts;
@@ -96,14 +97,21 @@ export class Authenticator {
     if (this.#opts.mode === "required") this.#closed = true;
   }
 
-  /** A key (or a rotated key's old secret) stopped working through this process. */
-  keyRevoked(): void {
-    this.#revocations++;
+  /** Key `keyId` (or, rotated, its old secret) stopped working through this process. */
+  keyRevoked(keyId: string): void {
+    this.#revocations.set(keyId, this.revocationsOf(keyId) + 1);
+    for (const listener of this.#revocationListeners) listener(keyId);
   }
 
-  /** How many keys were revoked or rotated through this process: a change tells open streams to re-check theirs now. */
-  get revocations(): number {
-    return this.#revocations;
+  /** Calls `listener` with the key id after each `keyRevoked()`; returns the unsubscribe. */
+  onRevocation(listener: (keyId: string) => void): () => void {
+    this.#revocationListeners.add(listener);
+    return () => this.#revocationListeners.delete(listener);
+  }
+
+  /** How often key `keyId` was revoked or rotated through this process: a change tells its open streams to re-check it now. */
+  revocationsOf(keyId: string): number {
+    return this.#revocations.get(keyId) ?? 0;
   }
 
   #touch(keyId: string): void {

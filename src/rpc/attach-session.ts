@@ -5,7 +5,7 @@ import type { AttachSessionRequest, SessionResponse } from "../gen/roz/v1/agent_
 import { toConnectError } from "./connect-errors.ts";
 import { commandFromWire } from "./from-wire.ts";
 import { StreamRoute } from "./stream-route.ts";
-import { credentialCheck, openSessionCall, type StreamSessionDeps, writeStream } from "./stream-session.ts";
+import { credentialCheck, openSessionCall, type SessionCall, type StreamSessionDeps, writeStream } from "./stream-session.ts";
 
 /** How often, at least this far apart, an AttachSession stream re-checks its key (it sends no requests to check on). */
 const MIN_ATTACHED_RECHECK_MS = 250;
@@ -58,7 +58,7 @@ export function createAttachSession(deps: StreamSessionDeps) {
         void stream.resume(target.value, Number(afterSeq ?? 0n));
       }
     }
-    const stopRecheck = recheckWhileOpen(deps, call.authorization, (error) => route.fail(error));
+    const stopRecheck = recheckWhileOpen(deps, call, (error) => route.fail(error));
     try {
       yield* writeStream(route, call, ctx);
     } finally {
@@ -70,25 +70,44 @@ export function createAttachSession(deps: StreamSessionDeps) {
 /**
  * Revoking or expiring a key reaches an attached stream as it reaches a StreamSession (whose
  * check runs before each request): this stream has no requests, so its key is re-checked
- * every `credentialRecheckMs` while it is open, and a refused key ends it with `unauthenticated`.
+ * every `credentialRecheckMs` while it is open, and at once when a key is revoked or rotated
+ * through this process; a refused key ends it with `unauthenticated`.
  */
-function recheckWhileOpen(deps: StreamSessionDeps, authorization: string | null, fail: (error: RozError) => Promise<void>): () => void {
+function recheckWhileOpen(
+  deps: StreamSessionDeps,
+  call: Pick<SessionCall, "authorization" | "principal">,
+  fail: (error: RozError) => Promise<void>,
+): () => void {
   if (deps.credentialRecheckMs === undefined) return () => {};
-  const stillAuthorized = credentialCheck(deps, authorization);
+  const { keyId } = call.principal;
+  const stillAuthorized = credentialCheck(deps, call.authorization, keyId);
   let checking = false;
-  const timer = setInterval(
-    () => {
-      if (checking) return;
-      checking = true;
-      void Promise.resolve(stillAuthorized())
-        .then((revoked) => (revoked ? fail(revoked) : undefined))
-        .catch((err: unknown) => deps.session.log.warn({ err }, "could not re-check an attached stream's key"))
-        .finally(() => {
-          checking = false;
-        });
-    },
-    Math.max(MIN_ATTACHED_RECHECK_MS, deps.credentialRecheckMs),
-  );
+  /** A revocation arrived while a check ran (which may have read the key before it): check again after it. */
+  let again = false;
+  const recheck = (): void => {
+    if (checking) return;
+    checking = true;
+    void Promise.resolve(stillAuthorized())
+      .then((revoked) => (revoked ? fail(revoked) : undefined))
+      .catch((err: unknown) => deps.session.log.warn({ err }, "could not re-check an attached stream's key"))
+      .finally(() => {
+        checking = false;
+        if (again) {
+          again = false;
+          recheck();
+        }
+      });
+  };
+  const timer = setInterval(recheck, Math.max(MIN_ATTACHED_RECHECK_MS, deps.credentialRecheckMs));
   timer.unref();
-  return () => clearInterval(timer);
+  const onRevoked = (revokedKeyId: string): void => {
+    if (revokedKeyId !== keyId) return;
+    if (checking) again = true;
+    else recheck();
+  };
+  const unsubscribe = deps.onRevocation?.(onRevoked) ?? (() => {});
+  return () => {
+    clearInterval(timer);
+    unsubscribe();
+  };
 }

@@ -45,10 +45,12 @@ export interface StreamSessionDeps {
    */
   credentialRecheckMs?: number;
   /**
-   * How many keys this process saw revoked or rotated: when it changed since a stream's last
-   * check, the stream re-checks its key on its next request at once, whatever the interval.
+   * How often this process saw a key revoked or rotated: when it changed since a stream's last
+   * check, the stream re-checks its key on its next request, whatever the interval.
    */
-  revocations?: () => number;
+  revocationsOf?: (keyId: string) => number;
+  /** Tells `listener` of each such revocation (streams without requests check at once); returns the unsubscribe. */
+  onRevocation?: (listener: (keyId: string) => void) => () => void;
   /** Told about each request before it is handled (the event-loop watchdog names what ran). */
   noteOperation?: (operation: Record<string, unknown>) => void;
   /** Relays streams of sessions that other nodes own (absent on a single node). */
@@ -86,9 +88,13 @@ function authError(error: RozError): SequencedEvent {
  * undefined. A failure of the store itself does not end the stream (the request will meet the
  * same store anyway).
  */
-export function credentialCheck(deps: StreamSessionDeps, authorization: string | null): () => Promise<RozError | undefined> | undefined {
+export function credentialCheck(
+  deps: StreamSessionDeps,
+  authorization: string | null,
+  keyId: string | undefined,
+): () => Promise<RozError | undefined> | undefined {
   const every = deps.credentialRecheckMs;
-  const revocations = deps.revocations ?? (() => 0);
+  const revocations = (): number => (keyId === undefined ? 0 : (deps.revocationsOf?.(keyId) ?? 0));
   let checkedAt = Date.now();
   let revocationsSeen = revocations();
   const check = async (): Promise<RozError | undefined> => {
@@ -207,7 +213,7 @@ export function createStreamSession(deps: StreamSessionDeps) {
     // before it, and then briefly more for a proxy in between (which answers the PING itself
     // and may pass the reset on a little after the END_STREAM).
     const broken = (): boolean => ctx.signal.aborted || (raw?.aborted() ?? false);
-    const stillAuthorized = credentialCheck(deps, call.authorization);
+    const stillAuthorized = credentialCheck(deps, call.authorization, principal.keyId);
 
     // The request reader: every path settles the stream itself. A rejection would be a bug,
     // and unobserved it would take the process down.

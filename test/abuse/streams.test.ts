@@ -10,7 +10,9 @@ import { readFile } from "node:fs/promises";
 import { runCli, type SpawnedServer, spawnServer, type TestServer } from "../support/server.ts";
 import { sessionClientFactory, type SessionClientFactory } from "../support/session-client.ts";
 import { nextOf, readTurn, rq, startSession } from "../support/session-protocol.ts";
-import { client, makeKey, startAuthServer } from "../rest/support.ts";
+import { client, grpcTransport, makeKey, startAuthServer } from "../rest/support.ts";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { AgentService } from "../../src/gen/roz/v1/agent_pb.js";
 import { grpcFrame } from "../server/raw-h2.ts";
 import { STALL_BOUND_MS, startBystander } from "../support/bystander.ts";
 
@@ -211,6 +213,22 @@ describe("revocation reaches open sessions", () => {
         expect(await nextOf(session, "error"), how).toMatchObject({ code: "unauthenticated" });
         expect((await session.status).code, how).toBe(GRPC.UNAUTHENTICATED);
       }
+      // An AttachSession stream sends no requests: the revocation itself ends it.
+      const watcher = await makeKey(paced, "acme", ["sessions"], "paced-attached");
+      const seen: string[] = [];
+      const attached = (async () => {
+        try {
+          const calls = createClient(AgentService, grpcTransport(paced.url, watcher.secret));
+          for await (const r of calls.attachSession({ target: { case: "start", value: {} } })) seen.push(r.response.case ?? "");
+          return "ended without an error";
+        } catch (err) {
+          return ConnectError.from(err).code;
+        }
+      })();
+      await expect.poll(() => seen.includes("sessionStarted")).toBe(true);
+      await client(paced, pacedAdmin).delete(`/v1/auth/keys/${watcher.id}`);
+      expect(await attached).toBe(Code.Unauthenticated);
+      expect(seen.at(-1)).toBe("error");
     } finally {
       pacedFactory.close();
       await paced.close();
