@@ -19,6 +19,8 @@ export function tooDeepAt(value: unknown, maxDepth = MAX_JSON_DEPTH): string[] |
   return undefined;
 }
 
+const utf8 = new TextDecoder();
+
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const COLON = 0x3a;
@@ -33,9 +35,13 @@ const CLOSE_ARRAY = 0x5d;
  * object or array nested deeper than `maxDepth` (a top-level key, or index of a top-level
  * array; "" for the root itself), or undefined when it nests no deeper or is not JSON (the
  * parser then says why). One pass that stops there, so that a body nested 100,000 levels
- * deep costs 64 levels of scanning instead of 100,000 parsed objects.
+ * deep costs 64 levels of scanning instead of 100,000 parsed objects. The text may be its
+ * UTF-8 bytes, undecoded: a structural character is never part of a multi-byte one.
  */
-export function tooDeepInText(text: string, maxDepth = MAX_JSON_DEPTH): string | undefined {
+export function tooDeepInText(text: string | Uint8Array, maxDepth = MAX_JSON_DEPTH): string | undefined {
+  const codeAt = typeof text === "string" ? (i: number) => text.charCodeAt(i) : (i: number) => text[i] as number;
+  const between =
+    typeof text === "string" ? (from: number, to: number) => text.slice(from, to) : (from: number, to: number) => utf8.decode(text.subarray(from, to));
   let depth = 0;
   let rootIsArray = false;
   let index = 0;
@@ -43,11 +49,11 @@ export function tooDeepInText(text: string, maxDepth = MAX_JSON_DEPTH): string |
   let stringStart = -1;
   let lastString = "";
   for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
+    const c = codeAt(i);
     if (stringStart >= 0) {
       if (c === BACKSLASH) i++;
       else if (c === QUOTE) {
-        if (depth === 1) lastString = text.slice(stringStart, i);
+        if (depth === 1) lastString = between(stringStart, i);
         stringStart = -1;
       }
       continue;

@@ -26,7 +26,7 @@ import {
   UserMessageSchema,
 } from "../gen/roz/v1/agent_pb.js";
 import { RozError } from "../errors/index.ts";
-import { MAX_JSON_DEPTH } from "../models/index.ts";
+import { MAX_JSON_DEPTH, tooDeepInText } from "../models/index.ts";
 import { toConnectError } from "./connect-errors.ts";
 import { ENVELOPE_HEADER_BYTES, writeEnvelopeHeader } from "./envelope-header.ts";
 
@@ -594,40 +594,20 @@ const MAX_JSON_MESSAGE_DEPTH = MAX_JSON_DEPTH + 16;
 const tooDeepMessage = (): ConnectError =>
   toConnectError(new RozError("malformed_message", `malformed request message: JSON nested deeper than ${MAX_JSON_MESSAGE_DEPTH} levels`));
 
-const [QUOTE, BACKSLASH, OPEN_OBJECT, CLOSE_OBJECT, OPEN_ARRAY, CLOSE_ARRAY] = [0x22, 0x5c, 0x7b, 0x7d, 0x5b, 0x5d];
-
 /**
- * Whether the JSON text in `views` (UTF-8: a structural character is never part of a
- * multi-byte one) opens more than `maxDepth` objects and arrays inside one another. A text
- * with no more openers than that is not read byte by byte; one that nests too deep is read
- * only up to where it does. (A text with enough objects to hold a tools list over the cap is
- * checked by the list scan instead.)
+ * Whether the JSON text in `views` opens more than `maxDepth` objects and arrays inside one
+ * another. A text with no more openers than that is not read byte by byte; any other is
+ * checked by the same text scan as REST bodies, which stops at the first level too deep. (A text with enough
+ * objects to hold a tools list over the cap is checked by the list scan instead.)
  */
 function nestsDeeperThan(views: readonly Uint8Array[], maxDepth: number): boolean {
   let openers = 0;
   count: for (const view of views) {
-    for (const opener of [OPEN_OBJECT, OPEN_ARRAY]) {
+    for (const opener of [0x7b, 0x5b]) {
       for (let i = view.indexOf(opener); i >= 0; i = view.indexOf(opener, i + 1)) if (++openers > maxDepth) break count;
     }
   }
-  if (openers <= maxDepth) return false;
-  let depth = 0;
-  let inString = false;
-  let escaped = false;
-  for (const view of views) {
-    for (let i = 0; i < view.length; i++) {
-      const c = view[i];
-      if (inString) {
-        if (escaped) escaped = false;
-        else if (c === BACKSLASH) escaped = true;
-        else if (c === QUOTE) inString = false;
-      } else if (c === QUOTE) inString = true;
-      else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
-        if (++depth > maxDepth) return true;
-      } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) depth--;
-    }
-  }
-  return false;
+  return openers > maxDepth && tooDeepInText(views.length === 1 ? (views[0] as Uint8Array) : Buffer.concat(views), maxDepth) !== undefined;
 }
 
 /**
