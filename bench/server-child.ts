@@ -5,11 +5,12 @@
  * `stats` (CPU time and heap), `gc`, `close` (graceful close, then exit 0 so that
  * `--cpu-prof` writes its profile).
  */
+import v8 from "node:v8";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { createApp } from "../src/app/app.ts";
 import { loadConfig } from "../src/app/config.ts";
 import { MemoryPersistence } from "../src/app/memory-persistence.ts";
-import { returnStartupGarbage } from "../src/app/v8-gc.ts";
+import { prepareHeapForServing } from "../src/app/v8-gc.ts";
 import { startBareServer } from "./bare-server.ts";
 
 /** What the parent asks the child to host. */
@@ -32,6 +33,8 @@ export type ChildReply =
       cpuSystemUs: number;
       heapUsed: number;
       heapTotal: number;
+      /** Bytes V8 gives its young generation (new space). */
+      youngTotal: number;
       external: number;
       sessions: number;
       /** Event-loop delay since the previous `stats`, ms. */
@@ -54,8 +57,9 @@ async function main(): Promise<void> {
     url = bare.url;
     close = bare.close;
   } else {
-    const app = await createApp(loadConfig(spec.env ?? {}), spec.persistence === "memory" ? { persistence: new MemoryPersistence() } : {});
-    returnStartupGarbage(); // as `roz` does before it listens
+    const config = loadConfig(spec.env ?? {});
+    const app = await createApp(config, spec.persistence === "memory" ? { persistence: new MemoryPersistence() } : {});
+    prepareHeapForServing(config.heapGrowingPercent); // as `roz` does before it listens
     url = await app.listen();
     close = () => app.close();
     sessions = () => app.registry.all().length;
@@ -76,6 +80,7 @@ async function main(): Promise<void> {
             cpuSystemUs: cpu.system,
             heapUsed: mem.heapUsed,
             heapTotal: mem.heapTotal,
+            youngTotal: v8.getHeapSpaceStatistics().find((space) => space.space_name === "new_space")?.space_size ?? 0,
             external: mem.external,
             sessions: sessions(),
             loopDelayP99Ms: loopDelay.percentile(99) / 1e6,

@@ -34,6 +34,8 @@ export interface CpuStats {
   cpuUs: number;
   heapUsed: number;
   heapTotal: number;
+  /** Bytes V8 gives its young generation. */
+  youngTotal: number;
   external: number;
   sessions: number;
   /** Event-loop delay of the child since the previous `stats()`, ms. */
@@ -139,6 +141,7 @@ export async function startServerProcess(spec: ChildSpec, options: { profile?: b
         cpuUs: r.cpuUserUs + r.cpuSystemUs,
         heapUsed: r.heapUsed,
         heapTotal: r.heapTotal,
+        youngTotal: r.youngTotal,
         external: r.external,
         sessions: r.sessions,
         loopDelayP99Ms: r.loopDelayP99Ms,

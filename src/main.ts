@@ -3,7 +3,7 @@
  * Configuration comes from the environment (see `--help`).
  */
 import { helpText, loadConfig, unknownVariableWarnings } from "./app/config.ts";
-import { returnStartupGarbage } from "./app/v8-gc.ts";
+import { prepareHeapForServing } from "./app/v8-gc.ts";
 import { RozError } from "./errors/index.ts";
 import { KEYS_USAGE, runHealthcheck, runKeysCommand } from "./cli/index.ts";
 
@@ -53,7 +53,7 @@ async function main(argv: string[]): Promise<number> {
   };
   process.once("SIGTERM", () => stop("SIGTERM"));
   process.once("SIGINT", () => stop("SIGINT"));
-  const startupGarbage = returnStartupGarbage();
+  const startupGarbage = prepareHeapForServing(config.heapGrowingPercent);
   if (startupGarbage) {
     const mb = (bytes: number): number => Math.round(bytes / 1_048_576);
     app.fastify.log.info(

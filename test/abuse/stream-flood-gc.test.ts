@@ -4,6 +4,7 @@
 // server's against real floods over real sockets.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StreamFloodCollector } from "../../src/app/stream-flood-gc.ts";
+import { garbageCollector, MajorMarkingWatch } from "../../src/app/v8-gc.ts";
 import { rapidResetAttack } from "../support/attacks.ts";
 import { STALL_BOUND_MS, startBystander } from "../support/bystander.ts";
 import { metric, startServer, type TestServer } from "../support/server.ts";
@@ -39,6 +40,34 @@ describe("StreamFloodCollector", () => {
     collector.stop();
   });
 
+  it("makes no collection while a mark-compact's marking is under way, and sizes the heap only while the flood lasts", async () => {
+    let collections = 0;
+    const marking = { marking: true, started: 0, stopped: 0, start: () => marking.started++, stop: () => marking.stopped++ };
+    const sizing: string[] = [];
+    const collector = new StreamFloodCollector({
+      intervalMs: 5,
+      streamsPerWindow: 10,
+      windowMs: 1000,
+      quietMs: 100,
+      youngBytes: 0,
+      collect: () => collections++,
+      majorMarking: marking,
+      heapSizing: { enter: () => sizing.push("enter"), leave: () => sizing.push("leave") },
+    });
+    for (let i = 0; i < 10; i++) collector.noteStream();
+    expect(sizing).toEqual(["enter"]);
+    expect(marking.started).toBe(1);
+    await pause(50);
+    expect(collections).toBe(0);
+    marking.marking = false;
+    await expect.poll(() => collections, { timeout: 1000 }).toBeGreaterThan(0);
+    await expect.poll(() => collector.active, { timeout: 2000 }).toBe(false);
+    expect(sizing).toEqual(["enter", "leave"]);
+    expect(marking.stopped).toBe(1);
+    collector.stop();
+    expect(sizing).toEqual(["enter", "leave"]);
+  });
+
   it("does nothing when turned off", async () => {
     let collections = 0;
     const collector = new StreamFloodCollector({ intervalMs: 0, youngBytes: 0, collect: () => collections++ });
@@ -46,6 +75,28 @@ describe("StreamFloodCollector", () => {
     await pause(30);
     expect(collector.active).toBe(false);
     expect(collections).toBe(0);
+  });
+});
+
+describe("MajorMarkingWatch", () => {
+  it("sees V8 start incremental marking as the old generation fills, and a mark-compact end it", async () => {
+    const watch = new MajorMarkingWatch();
+    watch.start();
+    try {
+      const kept: object[][] = [];
+      let sawMarking = false;
+      for (let round = 0; round < 2000 && !sawMarking; round++) {
+        kept.push(Array.from({ length: 20_000 }, (_, i) => ({ i, text: `item ${i}` })));
+        await new Promise((resolve) => setImmediate(resolve));
+        sawMarking = watch.marking;
+      }
+      expect(sawMarking).toBe(true);
+      garbageCollector()?.({ type: "major", flavor: "last-resort" });
+      await expect.poll(() => watch.marking, { timeout: 2000 }).toBe(false);
+      expect(kept.length).toBeGreaterThan(0);
+    } finally {
+      watch.stop();
+    }
   });
 });
 
