@@ -79,6 +79,8 @@ export class StreamFloodCollector {
     this.#collect = options.intervalMs > 0 ? (options.collect ?? garbageCollector()) : undefined;
     this.#majorMarking = options.majorMarking ?? new MajorMarkingWatch();
     this.#heapSizing = options.heapSizing ?? floodHeapSizing;
+    // Watched from the start: marking under way when a flood begins must be known too.
+    if (this.#collect !== undefined) this.#majorMarking.start();
   }
 
   /** Whether collections are being made (a flood is on). */
@@ -99,18 +101,22 @@ export class StreamFloodCollector {
     if (this.#timer === undefined) this.#start();
   }
 
+  /** Ends a flood in progress and stops watching V8 (the server is closing). */
   stop(): void {
+    this.#endFlood();
+    this.#majorMarking.stop();
+  }
+
+  #endFlood(): void {
     if (this.#timer === undefined) return;
     clearInterval(this.#timer);
     this.#timer = undefined;
-    this.#majorMarking.stop();
     this.#heapSizing.leave();
   }
 
   #start(): void {
     const collect = this.#collect as CollectGarbage;
     this.#collected = 0;
-    this.#majorMarking.start();
     this.#heapSizing.enter();
     this.#log?.warn(
       { streams: this.#inWindow, withinMs: this.#windowMs, collectEveryMs: this.#intervalMs },
@@ -118,7 +124,7 @@ export class StreamFloodCollector {
     );
     this.#timer = setInterval(() => {
       if (performance.now() - this.#lastFlooded > this.#quietMs) {
-        this.stop();
+        this.#endFlood();
         this.#log?.info({ collections: this.#collected }, "HTTP/2 stream flood over");
         return;
       }

@@ -71,7 +71,7 @@ export function prepareHeapForServing(heapGrowingPercent: number): StartupGarbag
  * Whether V8's incremental marking for a mark-compact is under way, as far as Node's `gc`
  * performance entries tell (they arrive a moment after the fact). A young-generation
  * collection requested while it is under way does not stay young: V8 finishes the marking in
- * one pause instead, as long as a mark-compact. Entries are watched only between `start` and
+ * one pause instead, as long as a mark-compact. Entries are watched between `start` and
  * `stop`; before the first one arrives, marking counts as not under way.
  */
 export class MajorMarkingWatch {
