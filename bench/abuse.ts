@@ -21,7 +21,7 @@ import {
 import type { BystanderReport } from "../test/support/bystander.ts";
 import { forkChild, type IpcChild } from "./ipc.ts";
 import { loadChild } from "./paced-load.ts";
-import { type CpuStats, startServerProcess, type ServerProcess } from "./server-process.ts";
+import { startServerProcess, type ServerProcess } from "./server-process.ts";
 import { type BenchOptions, fmt, ms, pick, progress, type Row, sleep } from "./support.ts";
 
 const TARGET_MS = 50;
@@ -104,13 +104,20 @@ const startAttackedServer = (options: BenchOptions): Promise<ServerProcess> =>
     { profile: options.profile },
   );
 
-/** The server's RSS after a GC before and after `attack`, and its heap after. */
-async function rssAround(server: ServerProcess, attack: Attack): Promise<{ before: number; after: number; stats: CpuStats }> {
+/** The row of the server's RSS after `run`, a GC before and after (target < 300 MB). */
+async function rssRowAround(server: ServerProcess, metric: string, run: () => Promise<void>): Promise<Row> {
   await server.gc();
   const before = await server.rss();
-  await attack(server.url);
+  await run();
   await server.gc();
-  return { before, after: await server.rss(), stats: await server.stats() };
+  const after = await server.rss();
+  return {
+    metric,
+    target: "< 300 MB",
+    measured: `${fmt(after / MB)} MB`,
+    ok: after < 300 * MB,
+    note: `${fmt(before / MB)} MB before; ${heapNote(await server.stats())}`,
+  };
 }
 
 /** The streams-without-start flood alone, against a server that saw nothing else. */
@@ -118,14 +125,8 @@ async function freshServerRss(options: BenchOptions, attempts: number): Promise<
   const server = await startAttackedServer(options);
   try {
     await noStartAttack(200)(server.url); // warm-up, as the other server's
-    const { before, after, stats } = await rssAround(server, noStartAttack(attempts));
-    return {
-      metric: `6 RSS after ${fmt(attempts)} streams without start, server that saw nothing else (after GC)`,
-      target: "< 300 MB",
-      measured: `${fmt(after / MB)} MB`,
-      ok: after < 300 * MB,
-      note: `${fmt(before / MB)} MB before; ${heapNote(stats)}`,
-    };
+    const metric = `6 RSS after ${fmt(attempts)} streams without start, server that saw nothing else (after GC)`;
+    return await rssRowAround(server, metric, () => noStartAttack(attempts)(server.url));
   } finally {
     await server.close();
   }
@@ -169,18 +170,12 @@ export async function runAbuse(options: BenchOptions): Promise<Row[]> {
         rows.push(...rowsOf(name, await measure(server, bystander, attack)));
         continue;
       }
-      let measured: Measured | undefined;
-      const { before, after, stats } = await rssAround(server, async () => {
-        measured = await measure(server, bystander, attack);
-      });
-      rows.push(...rowsOf(name, measured as Measured));
-      rows.push({
-        metric: `6 RSS after ${fmt(attempts)} streams without start, following attacks 1-5 (after GC)`,
-        target: "< 300 MB",
-        measured: `${fmt(after / MB)} MB`,
-        ok: after < 300 * MB,
-        note: `${fmt(before / MB)} MB before; ${heapNote(stats)}`,
-      });
+      const metric = `6 RSS after ${fmt(attempts)} streams without start, following attacks 1-5 (after GC)`;
+      rows.push(
+        await rssRowAround(server, metric, async () => {
+          rows.push(...rowsOf(name, await measure(server, bystander, attack)));
+        }),
+      );
     }
     // Rapid reset: RSS before, after the attack and after the heap recovered.
     await server.gc();

@@ -5,12 +5,11 @@
  * `stats` (CPU time and heap), `gc`, `close` (graceful close, then exit 0 so that
  * `--cpu-prof` writes its profile).
  */
-import v8 from "node:v8";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { createApp } from "../src/app/app.ts";
 import { loadConfig } from "../src/app/config.ts";
 import { MemoryPersistence } from "../src/app/memory-persistence.ts";
-import { prepareHeapForServing } from "../src/app/v8-gc.ts";
+import { heapSpace, prepareHeapForServing } from "../src/app/v8-gc.ts";
 import { startBareServer } from "./bare-server.ts";
 
 /** What the parent asks the child to host. */
@@ -80,7 +79,7 @@ async function main(): Promise<void> {
             cpuSystemUs: cpu.system,
             heapUsed: mem.heapUsed,
             heapTotal: mem.heapTotal,
-            youngTotal: v8.getHeapSpaceStatistics().find((space) => space.space_name === "new_space")?.space_size ?? 0,
+            youngTotal: heapSpace("new_space").size,
             external: mem.external,
             sessions: sessions(),
             loopDelayP99Ms: loopDelay.percentile(99) / 1e6,

@@ -28,6 +28,11 @@ const int =
     if (n < min || n > max) return fail(name, `must be between ${min} and ${max}, got ${n}`);
     return n;
   };
+/** 0 (off), or a whole number within `min`–`max`. */
+const offOrInt =
+  (min: number, max: number): Parser<number> =>
+  (raw, name) =>
+    raw.trim() === "0" ? 0 : int(min, max)(raw, name);
 const oneOf =
   <T extends string>(...values: T[]): Parser<T> =>
   (raw, name) =>
@@ -168,8 +173,8 @@ export const settings = {
   heapGrowingPercent: setting(
     "ROZ_HEAP_GROWING_PERCENT",
     30,
-    int(0, 1000),
-    "how much V8's old generation may grow, in % of what the last full collection kept, before the next one (0 = V8's own rule, up to 300 %)",
+    offOrInt(10, 1000),
+    "how much V8's old generation may grow, in % of what the last full collection kept, before the next one: 10-1000, or 0 = as V8 decides (its own rule, up to 300 %, or node's --heap-growing-percent)",
   ),
   keepaliveIntervalMs: setting("ROZ_KEEPALIVE_INTERVAL_MS", 15_000, int(100, 3_600_000), "Keepalive message interval on session streams"),
   logLevel: setting("ROZ_LOG_LEVEL", "info", oneOf("fatal", "error", "warn", "info", "debug", "trace", "silent"), "log level"),

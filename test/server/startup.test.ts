@@ -72,6 +72,10 @@ describe.concurrent("startup failures: one line naming the cause, exit code 2", 
     expect(line).toMatch(new RegExp(`^roz: ROZ_DATA_DIR: cannot write the embedded database in "${dataDir}": ENOTDIR`));
   });
 
+  it("ROZ_HEAP_GROWING_PERCENT is neither 0 nor 10-1000 (1 % would mean near-constant full collections)", async () => {
+    expect(await failedStart({ ROZ_HEAP_GROWING_PERCENT: "5" })).toBe("roz: ROZ_HEAP_GROWING_PERCENT: must be between 10 and 1000, got 5");
+  });
+
   it("ROZ_HOST is not an address of this machine", async () => {
     // 192.0.2.1 is TEST-NET-1 (documentation only): never a local address.
     expect(await failedStart({ ROZ_HOST: "192.0.2.1", ROZ_AUTH: "disabled" })).toBe("roz: ROZ_HOST: 192.0.2.1 is not an address of this machine");
@@ -113,7 +117,7 @@ describe("startup", () => {
     const [returned] = server.logLines().filter((line) => line["msg"] === "returned start-up garbage to the system");
     expect(returned, server.stdout()).toBeDefined();
     expect(Number(returned?.["rssAfterMb"])).toBeLessThan(Number(returned?.["rssBeforeMb"]));
-    // Start-up grows V8's young generation to its largest (64 MB on Node 24); a memory-reducing
+    // Start-up grows V8's young generation to 64 MB (on Node 24); a memory-reducing
     // collection shrinks it to a few MB, and nothing since has made it grow again.
     const young = await metric(server.url, /^roz_nodejs_heap_space_size_total_bytes\{space="new"\} (\d+)/m);
     expect(young).toBeLessThanOrEqual(16 * 1024 * 1024);
