@@ -171,11 +171,11 @@ export async function runAbuse(options: BenchOptions): Promise<Row[]> {
         continue;
       }
       const metric = `6 RSS after ${fmt(attempts)} streams without start, following attacks 1-5 (after GC)`;
-      rows.push(
-        await rssRowAround(server, metric, async () => {
-          rows.push(...rowsOf(name, await measure(server, bystander, attack)));
-        }),
-      );
+      let blockRows: Row[] = [];
+      const rssRow = await rssRowAround(server, metric, async () => {
+        blockRows = rowsOf(name, await measure(server, bystander, attack));
+      });
+      rows.push(...blockRows, rssRow);
     }
     // Rapid reset: RSS before, after the attack and after the heap recovered.
     await server.gc();

@@ -3,22 +3,16 @@
 // generation grows by a bounded share of what it keeps alive.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { noStartAttack, rapidResetAttack } from "../support/attacks.ts";
-import { metric, spawnServer, type SpawnedServer } from "../support/server.ts";
+import { heapSpaceSize, spawnServer, type SpawnedServer } from "../support/server.ts";
 
 const MB = 1024 * 1024;
-async function spaceSize(url: string, space: string): Promise<number> {
-  const bytes = await metric(url, new RegExp(`^roz_nodejs_heap_space_size_total_bytes\\{space="${space}"\\} (\\d+)`, "m"));
-  if (bytes === undefined) throw new Error(`no heap space size for "${space}" in /metrics`);
-  return bytes;
-}
-
 /** Runs `attack` while sampling the size V8 gives `space`; resolves with the largest seen. */
 async function largestDuring(url: string, space: string, attack: Promise<void>): Promise<number> {
-  let largest = await spaceSize(url, space);
+  let largest = await heapSpaceSize(url, space);
   let done = false;
   const sampling = (async () => {
     while (!done) {
-      largest = Math.max(largest, await spaceSize(url, space));
+      largest = Math.max(largest, await heapSpaceSize(url, space));
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   })();

@@ -11,16 +11,16 @@ import { metric, startServer, type TestServer } from "../support/server.ts";
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A collector's timings scaled down for a test: floods end 100 ms after their last stream. */
+const QUICK = { intervalMs: 5, windowMs: 1000, quietMs: 100, youngBytes: 0 };
+
 describe("StreamFloodCollector", () => {
   it("collects only from the stream that makes a flood, and stops once the flood is over", async () => {
     let collections = 0;
     const logged: string[] = [];
     const collector = new StreamFloodCollector({
-      intervalMs: 5,
+      ...QUICK,
       streamsPerWindow: 100,
-      windowMs: 1000,
-      quietMs: 100,
-      youngBytes: 0,
       collect: () => collections++,
       log: { warn: (_obj, msg) => logged.push(msg), info: (_obj, msg) => logged.push(msg) },
     });
@@ -45,11 +45,8 @@ describe("StreamFloodCollector", () => {
     const marking = { marking: true, started: 0, stopped: 0, start: () => marking.started++, stop: () => marking.stopped++ };
     const sizing: string[] = [];
     const collector = new StreamFloodCollector({
-      intervalMs: 5,
+      ...QUICK,
       streamsPerWindow: 10,
-      windowMs: 1000,
-      quietMs: 100,
-      youngBytes: 0,
       collect: () => collections++,
       majorMarking: marking,
       heapSizing: { enter: () => sizing.push("enter"), leave: () => sizing.push("leave") },

@@ -5,7 +5,7 @@ import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, type TestContext } from "vitest";
-import { metric, runCli, spawnServer } from "../support/server.ts";
+import { heapSpaceSize, runCli, spawnServer } from "../support/server.ts";
 import { createSelfSignedCert } from "../support/tls.ts";
 
 type Cleanup = TestContext["onTestFinished"];
@@ -119,7 +119,7 @@ describe("startup", () => {
     expect(Number(returned?.["rssAfterMb"])).toBeLessThan(Number(returned?.["rssBeforeMb"]));
     // Start-up grows V8's young generation to 64 MB (on Node 24); a memory-reducing
     // collection shrinks it to a few MB, and nothing since has made it grow again.
-    const young = await metric(server.url, /^roz_nodejs_heap_space_size_total_bytes\{space="new"\} (\d+)/m);
+    const young = await heapSpaceSize(server.url, "new");
     expect(young).toBeLessThanOrEqual(16 * 1024 * 1024);
   });
 });
