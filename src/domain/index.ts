@@ -16,4 +16,5 @@ export type {
   ToolOutcome,
   TurnRecord,
 } from "./turn-record.ts";
+export { afterPendingIo } from "./loop-turn.ts";
 export { joinTextParts, sharedJson, type StoredText, TextParts } from "./text-parts.ts";

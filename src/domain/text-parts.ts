@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { afterPendingIo } from "./loop-turn.ts";
 
 /**
  * A large text held as parts: strings, or UTF-8 bytes that may live in shared memory. A store
@@ -27,10 +28,12 @@ export function joinTextParts(parts: readonly (string | Uint8Array)[]): string {
   return parts.map((part) => (typeof part === "string" ? part : Buffer.from(part.buffer, part.byteOffset, part.byteLength).toString("utf8"))).join("");
 }
 
-/** Long strings are escaped this many characters at a time, an event-loop turn apart. */
+/**
+ * Long strings are escaped this many characters at a time, an event-loop turn apart. A slice
+ * this long is a large object to V8, which young-generation collections never copy: with
+ * 64 K slices, the collections during a 4 MB message were longer than the slices saved.
+ */
 const SLICE_CHARS = 256 * 1024;
-
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** `text` as the inside of a JSON string, escaped a slice per event-loop turn. */
 async function escapeInSlices(text: string): Promise<string[]> {
@@ -42,7 +45,7 @@ async function escapeInSlices(text: string): Promise<string[]> {
     if (last >= 0xd800 && last <= 0xdbff && end < text.length) end++;
     slices.push(JSON.stringify(text.slice(start, end)).slice(1, -1));
     start = end;
-    await nextTurn();
+    await afterPendingIo();
   }
   return slices;
 }
@@ -76,7 +79,7 @@ export async function sharedJson(value: unknown, replacer: (key: string, value: 
   let at = 0;
   for (const piece of pieces) {
     at += bytes.write(piece, at, "utf8");
-    if (piece.length >= SLICE_CHARS) await nextTurn();
+    if (piece.length >= SLICE_CHARS) await afterPendingIo();
   }
   return new Uint8Array(bytes.buffer, 0, size);
 }

@@ -1,4 +1,5 @@
 import type { HandlerContext } from "@connectrpc/connect";
+import { afterPendingIo } from "../domain/index.ts";
 import { RozError, toRozError } from "../errors/index.ts";
 import {
   type Principal,
@@ -195,6 +196,16 @@ export async function* writeStream(route: StreamRoute, call: SessionCall, ctx: H
 }
 
 /**
+ * Requests that start work (a session, a turn, a tool list). Decoding a multi-megabyte one
+ * already holds the event loop for a while: its handling waits for the loop's next poll, so
+ * that the two never add up in one turn while other clients wait.
+ */
+function startsWork(request: SessionRequest): boolean {
+  const kind = request.request.case;
+  return kind === "start" || kind === "userMessage" || kind === "toolResult" || kind === "registerTools";
+}
+
+/**
  * The StreamSession handler. Requests are read in their own task and fed to the stream's
  * state machine; responses come from its ordered output. A clean half-close detaches the
  * stream (the session ends when it was the last one); a transport break detaches it too,
@@ -236,6 +247,7 @@ export function createStreamSession(deps: StreamSessionDeps) {
             }
             continue;
           }
+          if (startsWork(request)) await afterPendingIo();
           // Most requests are handled without waiting (a ping): only a pending step is awaited.
           const step = route.send(request, applyLocally);
           if ((typeof step === "string" ? step : await step) === "stop") return;
