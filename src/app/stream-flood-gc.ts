@@ -1,6 +1,7 @@
 import { performance } from "node:perf_hooks";
 import type { Counter } from "prom-client";
-import { type CollectGarbage, floodHeapSizing, garbageCollector, type HeapSizing, heapSpace, MajorMarkingWatch, type MarkingState } from "./v8-gc.ts";
+import { type CollectGarbage, garbageCollector } from "../domain/index.ts";
+import { floodHeapSizing, type HeapSizing, heapSpace, MajorMarkingWatch, type MarkingState } from "./v8-gc.ts";
 
 export interface FloodLogger {
   warn(obj: object, msg: string): void;

@@ -1,6 +1,7 @@
 /**
- * Records shared by several layers (a turn, a permission rule, token usage, JSON values).
- * A leaf below every layer: it imports nothing, so the store can know what a turn is
+ * Records shared by several layers (a turn, a permission rule, token usage, JSON values),
+ * and the few runtime helpers they share (yielding to other clients' I/O, V8's collector).
+ * A leaf below every layer: it imports nothing of ours, so the store can know what a turn is
  * without importing the agent.
  */
 export type { JsonObject, JsonValue } from "./json.ts";
@@ -17,4 +18,5 @@ export type {
   TurnRecord,
 } from "./turn-record.ts";
 export { afterPendingIo } from "./loop-turn.ts";
+export { type CollectGarbage, garbageCollector } from "./v8-collector.ts";
 export { joinTextParts, sharedJson, type StoredText, TextParts } from "./text-parts.ts";

@@ -4,7 +4,8 @@
 // server's against real floods over real sockets.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StreamFloodCollector } from "../../src/app/stream-flood-gc.ts";
-import { garbageCollector, MajorMarkingWatch } from "../../src/app/v8-gc.ts";
+import { MajorMarkingWatch } from "../../src/app/v8-gc.ts";
+import { garbageCollector } from "../../src/domain/index.ts";
 import { rapidResetAttack } from "../support/attacks.ts";
 import { STALL_BOUND_MS, startBystander } from "../support/bystander.ts";
 import { metric, startServer, type TestServer } from "../support/server.ts";

@@ -6,10 +6,13 @@
  */
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { parentPort, workerData } from "node:worker_threads";
-import { type SqliteFailure, type SqliteReply, type SqliteRequest, type SqliteWorkerData, unpackValue } from "./worker-protocol.ts";
+import { garbageCollector } from "../../domain/index.ts";
+import { type SqliteFailure, type SqliteOp, type SqliteReply, type SqliteRequest, type SqliteWorkerData, unpackValue } from "./worker-protocol.ts";
 
 /** Prepared statements kept; SQL texts beyond this are re-prepared. */
 const STATEMENT_CACHE_SIZE = 256;
+/** Parameters of at least this many characters or bytes in all are never left bound to a cached statement. */
+const LARGE_PARAMS = 1024 * 1024;
 
 const { path, options } = workerData as SqliteWorkerData;
 const port = parentPort;
@@ -49,16 +52,41 @@ const prepare = (sql: string): StatementSync => {
   return stmt;
 };
 
+type StatementOp = Extract<SqliteOp, "all" | "get" | "run">;
+
+function query(stmt: StatementSync, op: StatementOp, params: SQLInputValue[]): unknown {
+  switch (op) {
+    case "all":
+      return stmt.all(...params);
+    case "get":
+      return stmt.get(...params);
+    case "run":
+      return Number(stmt.run(...params).changes);
+  }
+}
+
+const collect = garbageCollector();
+
+const sizeOf = (value: SQLInputValue): number => (typeof value === "string" ? value.length : ArrayBuffer.isView(value) ? value.byteLength : 0);
+
+/**
+ * SQLite keeps a statement's bound values until it is bound again (a reset leaves them, and
+ * node:sqlite can neither clear nor finalize a statement): a cached statement would hold a
+ * multi-megabyte snapshot for as long as its SQL is not run again. Large parameters go
+ * through a statement of their own; collecting it finalizes it and frees SQLite's copies.
+ */
+function runStatement(op: StatementOp, sql: string, params: SQLInputValue[]): unknown {
+  let size = 0;
+  for (const value of params) size += sizeOf(value);
+  if (size < LARGE_PARAMS || collect === undefined) return query(prepare(sql), op, params);
+  const result = query(db.prepare(sql), op, params);
+  collect({ type: "major" });
+  return result;
+}
+
 function run(request: SqliteRequest): unknown {
   if (request.begin) db.exec("BEGIN IMMEDIATE");
-  const params = (request.params ?? []).map(unpackValue) as SQLInputValue[];
   switch (request.op) {
-    case "all":
-      return prepare(request.sql).all(...params);
-    case "get":
-      return prepare(request.sql).get(...params);
-    case "run":
-      return Number(prepare(request.sql).run(...params).changes);
     case "exec":
       db.exec(request.sql);
       return undefined;
@@ -69,6 +97,8 @@ function run(request: SqliteRequest): unknown {
       statements.clear();
       db.close();
       return undefined;
+    default:
+      return runStatement(request.op, request.sql, (request.params ?? []).map(unpackValue) as SQLInputValue[]);
   }
 }
 
