@@ -79,9 +79,11 @@ function runStatement(op: StatementOp, sql: string, params: SQLInputValue[]): un
   let size = 0;
   for (const value of params) size += sizeOf(value);
   if (size < LARGE_PARAMS || collect === undefined) return query(prepare(sql), op, params);
-  const result = query(db.prepare(sql), op, params);
-  collect({ type: "major" });
-  return result;
+  try {
+    return query(db.prepare(sql), op, params);
+  } finally {
+    collect({ type: "major" });
+  }
 }
 
 function run(request: SqliteRequest): unknown {
