@@ -53,7 +53,14 @@ class BrokenConnection extends Error {
   }
 }
 
-const toParam = (v: SqlValue): unknown => (v === undefined ? null : v instanceof TextParts ? v.toString() : v);
+/**
+ * pg sends a Buffer parameter as it is, in binary format, which for a text value is its UTF-8:
+ * `TextParts` (a session snapshot, megabytes with a long history) are copied into one buffer
+ * rather than decoded into a string on the event loop and encoded again by pg.
+ */
+const utf8Of = (text: TextParts): Buffer => Buffer.concat(text.parts.map((part) => (typeof part === "string" ? Buffer.from(part, "utf8") : part)));
+
+const toParam = (v: SqlValue): unknown => (v === undefined ? null : v instanceof TextParts ? utf8Of(v) : v);
 
 /** Postgres returns Buffers for BYTEA; the store hands out plain Uint8Arrays on both engines. */
 function normalizeRow<T>(row: Record<string, unknown>): T {

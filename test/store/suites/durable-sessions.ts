@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { sharedUtf8, TextParts } from "../../../src/domain/index.ts";
 import type { Tenant } from "../../../src/store/index.ts";
 import { SUITE_RETENTION, type SuiteContext } from "../conformance.ts";
 import { turnFor, uniqueName } from "../fixtures.ts";
@@ -52,6 +53,20 @@ export function durableSessionSuite(ctx: SuiteContext): void {
       expect(await ctx.store().getResumableSession(tenant.id, session.id, 0)).toMatchObject({ state: '{"v":1}', lastEventSeq: 3 });
       expect(await ctx.store().saveSessionState(tenant.id, session.id, '{"v":2}')).toBe(true);
       expect((await ctx.store().getResumableSession(tenant.id, session.id, 0))?.state).toBe('{"v":2}');
+    });
+
+    it("a snapshot given as parts (strings and shared UTF-8 bytes) is stored as their text, with a turn and by saveSessionState", async () => {
+      const tenant = await ctx.tenant();
+      const session = await newSession(tenant);
+      // Multi-byte characters in both kinds of part, a large shared part, and an empty one.
+      const big = `"${"snapshot ✓ ünïcode 𝄞 ".repeat(40_000)}"`;
+      const parts = ['{"history":[', sharedUtf8(big), ",", sharedUtf8(""), '"𝄞 ende"', "]}"];
+      const text = `{"history":[${big},"𝄞 ende"]}`;
+      await ctx.store().appendTurn(tenant.id, session.id, turnFor(1), events(1, 1), new TextParts(parts));
+      expect((await ctx.store().getResumableSession(tenant.id, session.id, 0))?.state).toBe(text);
+      const second = ['{"v":"', sharedUtf8("zwei ✓"), '"}'];
+      expect(await ctx.store().saveSessionState(tenant.id, session.id, new TextParts(second))).toBe(true);
+      expect((await ctx.store().getResumableSession(tenant.id, session.id, 0))?.state).toBe('{"v":"zwei ✓"}');
     });
 
     it("pruning records how far it deleted, so an expired seq is known even across keepalive holes", async () => {
