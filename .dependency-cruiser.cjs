@@ -11,7 +11,8 @@
  * above it. `src/app` is the composition root: it also wires routes/ and src/rpc.
  * `src/store` and `src/bus` are the bottom; `src/teams` keeps its task records in the store.
  * Leaves below everything: `src/domain` (records shared by several layers: a turn, a
- * permission rule, token usage) and `src/errors`. Code generated from proto/ (`src/gen`)
+ * permission rule, token usage; and the few runtime helpers they share: waiting for the
+ * loop's next poll, V8's `gc()`) and `src/errors`. Code generated from proto/ (`src/gen`)
  * is for src/rpc and src/app only: no protobuf type below src/rpc, and routes/ leave protobuf
  * JSON to src/rpc.
  * Not drawn in DESIGN.md: `src/auth` (API keys; used by app, routes and the CLI, it uses the

@@ -9,10 +9,12 @@ import { cors as connectCors, createContextValues } from "@connectrpc/connect";
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import fastify, { type FastifyInstance } from "fastify";
 import { createAgent, type AgentLimits, type PermissionRule } from "../agent/index.ts";
+import { afterPendingIo } from "../domain/index.ts";
 import { AgentService } from "../gen/roz/v1/agent_pb.js";
 import { createModelCatalog, type ModelCatalog } from "../models/index.ts";
 import {
   applyRequest,
+  startsWork,
   createAgentService,
   deliverToSession,
   createSessionRelay,
@@ -282,6 +284,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   relay?.host({
     openStream: (principal) => new SessionStream(sessionDeps, registry, directory, principal),
     apply: async (stream, request) => {
+      if (startsWork(request)) await afterPendingIo();
       await applyRequest(stream, request, { attached: true }, {}, stream.session?.principal ?? { tenantId: "", scopes: [] });
     },
     deliver: (principal, sessionId, request) => deliverToSession({ directory }, principal, sessionId, request),

@@ -19,4 +19,4 @@ export type {
 } from "./turn-record.ts";
 export { afterPendingIo } from "./loop-turn.ts";
 export { type CollectGarbage, garbageCollector } from "./v8-collector.ts";
-export { joinTextParts, sharedJson, sharedUtf8, type StoredText, TextParts } from "./text-parts.ts";
+export { joinTextParts, sharedJson, sharedUtf8, type StoredText, TextParts, textPartsUtf8 } from "./text-parts.ts";

@@ -28,6 +28,11 @@ export function joinTextParts(parts: readonly (string | Uint8Array)[]): string {
   return parts.map((part) => (typeof part === "string" ? part : Buffer.from(part.buffer, part.byteOffset, part.byteLength).toString("utf8"))).join("");
 }
 
+/** The UTF-8 of `parts` in one buffer: a copy of the byte parts, without decoding them. */
+export function textPartsUtf8(parts: readonly (string | Uint8Array)[]): Buffer {
+  return Buffer.concat(parts.map((part) => (typeof part === "string" ? Buffer.from(part, "utf8") : part)));
+}
+
 /**
  * Long strings are escaped this many characters at a time, an event-loop turn apart. A slice
  * this long is a large object to V8, which young-generation collections never copy: with

@@ -12,5 +12,5 @@ export { encodeTeamEvent, teamEventToWire } from "./team-to-wire.ts";
 export { encodeGrpcMessagesOf, grpcMessageValue } from "./grpc-message.ts";
 export { screenToolLists } from "./tool-screen.ts";
 export { createSessionRelay, type SessionRelay } from "./session-relay.ts";
-export { applyRequest } from "./stream-session.ts";
+export { applyRequest, startsWork } from "./stream-session.ts";
 export { deliverToSession } from "./send-to-session.ts";

@@ -1,11 +1,12 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
+import { afterPendingIo } from "../domain/index.ts";
 import { RozError, toRozError } from "../errors/index.ts";
 import { isUuid, type Principal } from "../session/index.ts";
 import { type SendToSessionRequest, type SendToSessionResponse, SendToSessionResponseSchema, type SessionRequest } from "../gen/roz/v1/agent_pb.js";
 import { toConnectError } from "./connect-errors.ts";
 import { commandFromWire } from "./from-wire.ts";
-import type { StreamSessionDeps } from "./stream-session.ts";
+import { type StreamSessionDeps, startsWork } from "./stream-session.ts";
 
 /**
  * SendToSession (session-behaviour.md §6, browsers): delivers one request to a session, as
@@ -41,6 +42,7 @@ export async function deliverToSession(
   sessionId: string,
   request: SessionRequest,
 ): Promise<number> {
+  if (startsWork(request)) await afterPendingIo();
   const command = commandFromWire(request);
   deps.noteOperation?.({ rpc: "SendToSession", request: command.type, tenantId: principal.tenantId, keyId: principal.keyId });
   const located = await deps.directory.find(principal, sessionId);

@@ -197,10 +197,10 @@ export async function* writeStream(route: StreamRoute, call: SessionCall, ctx: H
 
 /**
  * Requests that start work (a session, a turn, a tool list). Decoding a multi-megabyte one
- * already holds the event loop for a while: its handling waits for the loop's next poll, so
- * that the two never add up in one turn while other clients wait.
+ * already holds the event loop for a while: its handling waits for the loop's next poll
+ * (`afterPendingIo`), so that the two never add up in one turn while other clients wait.
  */
-function startsWork(request: SessionRequest): boolean {
+export function startsWork(request: SessionRequest): boolean {
   const kind = request.request.case;
   return kind === "start" || kind === "userMessage" || kind === "toolResult" || kind === "registerTools";
 }

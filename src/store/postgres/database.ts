@@ -1,5 +1,5 @@
 import pg from "pg";
-import { TextParts } from "../../domain/index.ts";
+import { TextParts, textPartsUtf8 } from "../../domain/index.ts";
 import { RozError } from "../../errors/index.ts";
 import type { Dialect, Sql, SqlConnection, SqlDatabase, SqlRow, SqlValue } from "../sql/database.ts";
 
@@ -58,9 +58,7 @@ class BrokenConnection extends Error {
  * `TextParts` (a session snapshot, megabytes with a long history) are copied into one buffer
  * rather than decoded into a string on the event loop and encoded again by pg.
  */
-const utf8Of = (text: TextParts): Buffer => Buffer.concat(text.parts.map((part) => (typeof part === "string" ? Buffer.from(part, "utf8") : part)));
-
-const toParam = (v: SqlValue): unknown => (v === undefined ? null : v instanceof TextParts ? utf8Of(v) : v);
+const toParam = (v: SqlValue): unknown => (v === undefined ? null : v instanceof TextParts ? textPartsUtf8(v.parts) : v);
 
 /** Postgres returns Buffers for BYTEA; the store hands out plain Uint8Arrays on both engines. */
 function normalizeRow<T>(row: Record<string, unknown>): T {

@@ -5,7 +5,12 @@
  */
 import type { TextParts } from "../../domain/index.ts";
 
-/** A bound parameter: what both engines accept. `undefined` is sent as NULL; `TextParts` as their joined text. */
+/**
+ * A bound parameter: what both engines accept. `undefined` is sent as NULL. `TextParts` are
+ * their joined text; on PostgreSQL they travel as UTF-8 in binary format, which is that text
+ * only where the parameter's type resolves to `text` (a TEXT column, `COALESCE(?, a_text_column)`):
+ * elsewhere write `?::text`. Never bind them to `jsonb` (binary jsonb needs a version byte).
+ */
 export type SqlValue = string | number | null | undefined | Uint8Array | TextParts;
 
 /** A result row: column name → value. Integers come back as JS numbers, blobs as Uint8Array. */

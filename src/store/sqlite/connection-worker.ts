@@ -11,7 +11,7 @@ import { type SqliteFailure, type SqliteOp, type SqliteReply, type SqliteRequest
 
 /** Prepared statements kept; SQL texts beyond this are re-prepared. */
 const STATEMENT_CACHE_SIZE = 256;
-/** Parameters of at least this many characters or bytes in all are never left bound to a cached statement. */
+/** Parameters of at least this many bytes in all (UTF-8 for text) are never left bound to a cached statement. */
 const LARGE_PARAMS = 1024 * 1024;
 
 const { path, options } = workerData as SqliteWorkerData;
@@ -27,6 +27,13 @@ const failure = (err: unknown): SqliteFailure => {
     ...(typeof e?.errstr === "string" ? { errstr: e.errstr } : {}),
   };
 };
+
+/**
+ * V8's `gc()` for this thread, taken before the thread reports ready (it briefly turns on a
+ * process-wide V8 flag; another thread doing the same at that moment can make one attempt
+ * fail, hence a second). Without it, large parameters stay bound to cached statements.
+ */
+const collect = garbageCollector() ?? garbageCollector();
 
 let db: DatabaseSync;
 try {
@@ -65,15 +72,30 @@ function query(stmt: StatementSync, op: StatementOp, params: SQLInputValue[]): u
   }
 }
 
-const collect = garbageCollector();
+/** Characters in a string, or its UTF-8 bytes when those may reach `LARGE_PARAMS` (up to three per character). */
+const sizeOf = (value: SQLInputValue): number => {
+  if (typeof value === "string") return value.length * 3 < LARGE_PARAMS ? value.length : Buffer.byteLength(value, "utf8");
+  return ArrayBuffer.isView(value) ? value.byteLength : 0;
+};
 
-const sizeOf = (value: SQLInputValue): number => (typeof value === "string" ? value.length : ArrayBuffer.isView(value) ? value.byteLength : 0);
+let collectionScheduled = false;
+
+/** One full collection once the current replies are posted (a transaction's large statements share it). */
+function collectSoon(): void {
+  if (collectionScheduled || collect === undefined) return;
+  collectionScheduled = true;
+  setImmediate(() => {
+    collectionScheduled = false;
+    collect({ type: "major" });
+  });
+}
 
 /**
  * SQLite keeps a statement's bound values until it is bound again (a reset leaves them, and
  * node:sqlite can neither clear nor finalize a statement): a cached statement would hold a
  * multi-megabyte snapshot for as long as its SQL is not run again. Large parameters go
- * through a statement of their own; collecting it finalizes it and frees SQLite's copies.
+ * through a statement of their own, which the next collection finalizes, freeing SQLite's
+ * copies (and the joined text this thread made).
  */
 function runStatement(op: StatementOp, sql: string, params: SQLInputValue[]): unknown {
   let size = 0;
@@ -82,7 +104,7 @@ function runStatement(op: StatementOp, sql: string, params: SQLInputValue[]): un
   try {
     return query(db.prepare(sql), op, params);
   } finally {
-    collect({ type: "major" });
+    collectSoon();
   }
 }
 

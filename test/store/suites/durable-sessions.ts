@@ -58,8 +58,9 @@ export function durableSessionSuite(ctx: SuiteContext): void {
     it("a snapshot given as parts (strings and shared UTF-8 bytes) is stored as their text, with a turn and by saveSessionState", async () => {
       const tenant = await ctx.tenant();
       const session = await newSession(tenant);
-      // Multi-byte characters in both kinds of part, a large shared part, and an empty one.
-      const big = `"${"snapshot ✓ ünïcode 𝄞 ".repeat(40_000)}"`;
+      // Multi-byte characters in both kinds of part, a shared part over 1 MB (SQLite's thread
+      // runs it uncached), and an empty one.
+      const big = `"${"snapshot ✓ ünïcode 𝄞 ".repeat(60_000)}"`;
       const parts = ['{"history":[', sharedUtf8(big), ",", sharedUtf8(""), '"𝄞 ende"', "]}"];
       const text = `{"history":[${big},"𝄞 ende"]}`;
       await ctx.store().appendTurn(tenant.id, session.id, turnFor(1), events(1, 1), new TextParts(parts));
