@@ -10,7 +10,7 @@ export type CollectGarbage = (options: { type: "minor" } | { type: "major"; flav
 /**
  * V8's `gc` function: the global one when Node runs with `--expose-gc`, otherwise taken
  * (once per thread) from a context made while the flag is briefly on (the flag only decides
- * whether new contexts get the function). Undefined where V8 refuses.
+ * whether new contexts get the function). Undefined where V8 refuses; the next call tries again.
  */
 export function garbageCollector(): CollectGarbage | undefined {
   const global = (globalThis as { gc?: unknown }).gc;
