@@ -279,11 +279,15 @@ type Exchange = [http2.Http2ServerRequest, http2.Http2ServerResponse];
  * - requests of a session that is already closed are dropped unanswered: nghttp2 goes on
  *   reading a socket buffer after the rapid-reset guard destroyed its session, and every
  *   stream still in it (thousands in a flood) would be routed and dispatched for nothing;
+ * - a new stream is dispatched no sooner than after the loop's next poll for I/O. A client
+ *   that cancels a stream just after opening it sends its RST_STREAM in a later write than
+ *   the HEADERS (Node's client, for one, gives a stream its id only as the HEADERS leave), so
+ *   it is read by then and the stream is dropped instead of dispatched: in a rapid reset of
+ *   126,000 streams, 125–213 were dispatched instead of 3,638, and the loop's longest block
+ *   fell from 37–76 ms to 36–54 ms (server alone). Every stream waits that one turn of the loop;
  * - at most `STREAMS_PER_TURN` new streams are dispatched per turn; the others wait in a
  *   queue per connection and are taken in turns, one from each connection at a time, so a
- *   flood on one connection delays only itself. By the time a waiting stream's turn comes,
- *   the resets behind it in the buffer were read: streams already reset are dropped instead
- *   of dispatched. A client that opens a few streams at once never waits.
+ *   flood on one connection delays only itself. Streams reset while they wait are dropped too.
  */
 function guardStreams(handler: Handler, h1Handler: Handler): (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void {
   const waiting = new Map<http2.Http2Session, Exchange[]>();
@@ -318,17 +322,26 @@ function guardStreams(handler: Handler, h1Handler: Handler): (req: http2.Http2Se
     nextTurnScheduled = true;
     setImmediate(nextTurn);
   };
+  // Streams that arrived in this turn's poll: queued in this turn's check phase, from where
+  // `nextTurn` (a `setImmediate`) runs only after the next poll.
+  let arriving: Exchange[] = [];
+  const admit = (): void => {
+    const arrived = arriving;
+    arriving = [];
+    for (const exchange of arrived) {
+      const session = exchange[0].stream.session as http2.Http2Session;
+      const queue = waiting.get(session);
+      if (queue) queue.push(exchange);
+      else waiting.set(session, [exchange]);
+    }
+    scheduleNextTurn();
+  };
   return (req, res) => {
     // HTTP/1.1 inside TLS (ALPN) reaches this handler too.
     if (req.httpVersionMajor < 2) return h1Handler(req, res);
     if (!live(req)) return;
     resetWhenAnswered(req);
-    if (waiting.size === 0 && dispatchedThisTurn < STREAMS_PER_TURN) return dispatch([req, res]);
-    const session = req.stream.session as http2.Http2Session;
-    const queue = waiting.get(session);
-    if (queue) queue.push([req, res]);
-    else waiting.set(session, [[req, res]]);
-    scheduleNextTurn();
+    if (arriving.push([req, res]) === 1) setImmediate(admit);
   };
 }
 

@@ -120,6 +120,14 @@ for (const [cap, env] of [
   });
 }
 
+/** StreamSession calls the server at `url` routed (every answered request is counted by route). */
+async function routedOn(url: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  let n = 0;
+  for (const m of text.matchAll(/^roz_http_requests_total\{[^}]*route="\/roz\.v1\.AgentService\/StreamSession"[^}]*\} (\d+)$/gm)) n += Number(m[1]);
+  return n;
+}
+
 describe("a flood of streams in one write", () => {
   let server: TestServer;
   beforeAll(async () => {
@@ -127,13 +135,7 @@ describe("a flood of streams in one write", () => {
   });
   afterAll(() => server?.close());
 
-  /** StreamSession calls the server routed (every answered request is counted by route). */
-  const routed = async (): Promise<number> => {
-    const text = await (await fetch(`${server.url}/metrics`)).text();
-    let n = 0;
-    for (const m of text.matchAll(/^roz_http_requests_total\{[^}]*route="\/roz\.v1\.AgentService\/StreamSession"[^}]*\} (\d+)$/gm)) n += Number(m[1]);
-    return n;
-  };
+  const routed = (): Promise<number> => routedOn(server.url);
 
   it("is not dispatched beyond what the guards let through: streams behind a burst wait a turn and are dropped once reset", async () => {
     const before = await routed();
@@ -146,6 +148,25 @@ describe("a flood of streams in one write", () => {
     await closed;
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await routed()).toBeLessThan(before + 300);
+  });
+
+  it("a stream the client resets just after opening it, in its next write, is dropped unanswered", async () => {
+    const uncapped = await startServer({ ROZ_HTTP2_MAX_STREAMS_PER_SECOND: "0", ROZ_HTTP2_MAX_RESETS_PER_SECOND: "0" });
+    try {
+      const before = await routedOn(uncapped.url);
+      const session = http2.connect(uncapped.url);
+      session.on("error", () => {});
+      await new Promise((resolve) => session.once("connect", resolve));
+      // Ten at a time: each write holds ten HEADERS, the next their RST_STREAMs.
+      const opened = await openAndCancel(session, 500, 10);
+      expect(opened).toBe(500);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      session.destroy();
+      // Dispatched at once, 8 of every 10 would be routed.
+      expect(await routedOn(uncapped.url)).toBeLessThan(before + 25);
+    } finally {
+      await uncapped.close();
+    }
   });
 
   it("is cut as it is read: the connection is closed at the stream over the reset cap, not after the whole read", async () => {
