@@ -25,5 +25,6 @@ EXPOSE 8080
 # `roz healthcheck` probes /healthz on ROZ_PORT, over TLS when ROZ_TLS_CERT is set (no curl needed).
 HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=3 CMD ["node", "src/main.ts", "healthcheck"]
 # The command is `roz`: `docker run IMAGE keys create --tenant acme` runs a sub-command.
-ENTRYPOINT ["node", "src/main.ts"]
+# Node's flags are those of `npm start` (V8's young generation at most 8 MB: see docs/resilience.md).
+ENTRYPOINT ["node", "--max-semi-space-size=4", "src/main.ts"]
 CMD []

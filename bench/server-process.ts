@@ -9,6 +9,7 @@ import { readFile } from "node:fs/promises";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { serverNodeFlags } from "../test/support/server.ts";
 import type { ChildReply, ChildRequest, ChildSpec } from "./server-child.ts";
 import { tempDir, within } from "./support.ts";
 
@@ -79,6 +80,8 @@ export async function startServerProcess(spec: ChildSpec, options: { profile?: b
   const full: ChildSpec = { ...spec, env: { ...benchServerDefaults, ROZ_DATA_DIR: data.path, ...spec.env, ...extraServerEnv() } };
   const child: ChildProcess = fork(childPath, [], {
     execArgv: [
+      // As `npm start` launches roz; ROZ_BENCH_SERVER_FLAGS come after and win.
+      ...serverNodeFlags,
       "--expose-gc",
       ...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir.path}`] : []),
       ...(process.env.ROZ_BENCH_SERVER_FLAGS?.split(/\s+/).filter(Boolean) ?? []),

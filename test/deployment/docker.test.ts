@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { describe, expect, it, type TestContext } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { loadConfig, unknownVariableWarnings } from "../../src/app/config.ts";
-import { repoRoot, runCli, spawnServer } from "../support/server.ts";
+import { repoRoot, runCli, serverNodeFlags, spawnServer } from "../support/server.ts";
 import { createSelfSignedCert } from "../support/tls.ts";
 
 const read = (file: string): string => readFileSync(join(repoRoot, file), "utf8");
@@ -38,8 +38,8 @@ const packageJson = JSON.parse(read("package.json")) as { devDependencies: Recor
 
 /** The image's argv for `docker run IMAGE ...args`, with the image's `node` as the test's Node. */
 const imageArgs = (...args: string[]): string[] => {
-  expect(dockerfile.entrypoint.slice(0, 2)).toEqual(["node", "src/main.ts"]);
-  return [...dockerfile.entrypoint.slice(2), ...args];
+  expect(dockerfile.entrypoint.slice(0, 2 + serverNodeFlags.length)).toEqual(["node", ...serverNodeFlags, "src/main.ts"]);
+  return [...dockerfile.entrypoint.slice(2 + serverNodeFlags.length), ...args];
 };
 
 async function tempDir(onTestFinished: TestContext["onTestFinished"]): Promise<string> {
@@ -57,7 +57,8 @@ describe("Dockerfile", () => {
   });
 
   it("is the roz command: sub-commands run with `docker run IMAGE keys …`, the healthcheck is `roz healthcheck`", () => {
-    expect(dockerfile.entrypoint).toEqual(["node", "src/main.ts"]);
+    // Node's flags are those of `npm start`.
+    expect(dockerfile.entrypoint).toEqual(["node", ...serverNodeFlags, "src/main.ts"]);
     expect(dockerfile.cmd).toEqual([]);
     expect(dockerfile.healthcheck).toEqual(["node", "src/main.ts", "healthcheck"]);
   });

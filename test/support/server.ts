@@ -1,4 +1,5 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -9,6 +10,17 @@ import { loadConfig } from "../../src/app/config.ts";
 
 /** The repository root (where `src/main.ts` lives). */
 export const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+
+/**
+ * The flags Node is given by `npm start` (`node FLAGS src/main.ts` in package.json): every
+ * launch of the real server here uses them too, as the Docker image does.
+ */
+export const serverNodeFlags: readonly string[] = (() => {
+  const { scripts } = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { scripts: Record<string, string> };
+  const words = (scripts["start"] ?? "").split(/\s+/);
+  if (words[0] !== "node" || words.at(-1) !== "src/main.ts") throw new Error(`npm start is not \`node [flags] src/main.ts\`: ${scripts["start"]}`);
+  return words.slice(1, -1);
+})();
 
 /** Settings every test server gets unless the test overrides them. */
 const testDefaults: Record<string, string> = {
@@ -105,13 +117,13 @@ const parseJsonLines = (text: string): Record<string, unknown>[] =>
     });
 
 /**
- * Runs the real CLI (`node src/main.ts`) with the same Node as the tests, port 0 and log
+ * Runs the real CLI (`node src/main.ts`, with `serverNodeFlags`) with the same Node as the tests, port 0 and log
  * level info, and resolves once it logged `roz listening on <url>` (rejects with its output
  * if it exits first or does not listen within `startTimeoutMs`).
  */
 export async function spawnServer(env: Record<string, string> = {}, startTimeoutMs = 20_000): Promise<SpawnedServer> {
   const dataDir = await mkdtemp(join(tmpdir(), "roz-data-"));
-  const child = spawn(process.execPath, ["src/main.ts"], { cwd: repoRoot, env: childEnv(env, dataDir), stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [...serverNodeFlags, "src/main.ts"], { cwd: repoRoot, env: childEnv(env, dataDir), stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => (out += chunk));
@@ -161,7 +173,7 @@ export async function spawnServer(env: Record<string, string> = {}, startTimeout
 }
 
 /**
- * Runs `node src/main.ts ...args` to completion (for `--help`, configuration errors and
+ * Runs `node src/main.ts ...args` (with `serverNodeFlags`) to completion (for `--help`, configuration errors and
  * sub-commands). Without `ROZ_DATA_DIR` in `env` it gets a temporary one, removed afterwards.
  */
 export async function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = 20_000): Promise<ExitStatus & { stdout: string; stderr: string }> {
@@ -170,7 +182,7 @@ export async function runCli(args: string[], env: Record<string, string> = {}, t
     return await new Promise((resolve) => {
       const child = execFile(
         process.execPath,
-        ["src/main.ts", ...args],
+        [...serverNodeFlags, "src/main.ts", ...args],
         { cwd: repoRoot, env: childEnv(env, ownDir ?? ""), timeout: timeoutMs, encoding: "utf8" },
         (_error, stdout, stderr) => resolve({ code: child.exitCode, signal: child.signalCode, stdout, stderr }),
       );
