@@ -266,10 +266,12 @@ export class OnePortServer {
 /**
  * New streams dispatched in one turn of the event loop, over all connections; the rest wait.
  * Each costs some 65 KB of short-lived objects (connect's pipeline, Fastify's request): fewer
- * per turn keep the loop's blocks shorter in a flood (bench `abuse`: 47–65 ms at 8 against
- * 65–84 ms at 32 for streams without `start`), at the same streams per second.
+ * per turn keep the loop's blocks shorter in a flood. 20,000 streams without `start`, longest
+ * block: bench `abuse` 47–65 ms at 8 against 65–84 ms at 32; server alone, six runs each
+ * alternated, 35–72 ms (median 42) at 4 against 36–133 ms (median 55) at 8. A burst of
+ * streams on one connection is dispatched over more turns in exchange.
  */
-const STREAMS_PER_TURN = 8;
+const STREAMS_PER_TURN = 4;
 
 type Exchange = [http2.Http2ServerRequest, http2.Http2ServerResponse];
 
