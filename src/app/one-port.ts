@@ -293,7 +293,6 @@ type Exchange = [http2.Http2ServerRequest, http2.Http2ServerResponse];
  */
 function guardStreams(handler: Handler, h1Handler: Handler): (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void {
   const waiting = new Map<http2.Http2Session, Exchange[]>();
-  let dispatchedThisTurn = 0;
   let nextTurnScheduled = false;
   const live = (req: http2.Http2ServerRequest): boolean => {
     const session = req.stream.session;
@@ -301,21 +300,18 @@ function guardStreams(handler: Handler, h1Handler: Handler): (req: http2.Http2Se
     req.stream.destroy();
     return false;
   };
-  const dispatch = ([req, res]: Exchange): void => {
-    dispatchedThisTurn++;
-    scheduleNextTurn();
-    void handler(req, res);
-  };
   const nextTurn = (): void => {
     nextTurnScheduled = false;
-    dispatchedThisTurn = 0;
-    while (waiting.size > 0 && dispatchedThisTurn < STREAMS_PER_TURN) {
+    let dispatched = 0;
+    while (waiting.size > 0 && dispatched < STREAMS_PER_TURN) {
       // The connection longest without a turn gives one stream and goes to the back.
       const [session, queue] = waiting.entries().next().value as [http2.Http2Session, Exchange[]];
       const exchange = queue.shift();
       waiting.delete(session);
       if (queue.length > 0) waiting.set(session, queue);
-      if (exchange !== undefined && live(exchange[0])) dispatch(exchange);
+      if (exchange === undefined || !live(exchange[0])) continue;
+      dispatched++;
+      void handler(...exchange);
     }
     if (waiting.size > 0) scheduleNextTurn();
   };
