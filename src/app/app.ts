@@ -1,5 +1,5 @@
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
-import type { IncomingMessage } from "node:http";
+import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import { randomUUID } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
@@ -7,6 +7,7 @@ import cors from "@fastify/cors";
 import swagger from "@fastify/swagger";
 import { cors as connectCors, createContextValues } from "@connectrpc/connect";
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
+import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import fastify, { type FastifyInstance } from "fastify";
 import { createAgent, type AgentLimits, type PermissionRule } from "../agent/index.ts";
 import { afterPendingIo } from "../domain/index.ts";
@@ -14,6 +15,7 @@ import { AgentService } from "../gen/roz/v1/agent_pb.js";
 import { createModelCatalog, type ModelCatalog } from "../models/index.ts";
 import {
   applyRequest,
+  AtCapRefusals,
   startsWork,
   createAgentService,
   deliverToSession,
@@ -53,7 +55,7 @@ import { registerRestJsonParser, restValidatorCompiler } from "./rest-validation
 import { storePersistence } from "./store-persistence.ts";
 import type { Config } from "./config.ts";
 import { loggerOptions } from "./logger.ts";
-import { OnePortServer } from "./one-port.ts";
+import { OnePortServer, type OnePortOptions } from "./one-port.ts";
 import { parsePermissionRules } from "./permission-rules.ts";
 import { frameworkErrorReply, registerRestErrors } from "./rest-errors.ts";
 import { pingRoundTrip } from "./ping-round-trip.ts";
@@ -68,6 +70,15 @@ const RESET_AFTER_END_MS = 100;
 
 /** Kept responses a live session holds in memory at most (older ones are read from the store). */
 const MEMORY_EVENTS = 2_000;
+
+/** The compressions RPC responses may use (connect's own default), negotiated per call. */
+const ACCEPT_COMPRESSION = [compressionGzip, compressionBrotli];
+
+/** A request's id: the client's `x-request-id` when it is a plain token, else a new UUID. */
+function requestIdOf(headers: IncomingHttpHeaders): string {
+  const given = headers["x-request-id"];
+  return typeof given === "string" && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID();
+}
 
 /** Parts a test or benchmark may swap; everything else is built from `Config`. */
 export interface AppOverrides {
@@ -132,12 +143,11 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
 
   let onePort: OnePortServer | undefined;
   let streamFlood: StreamFloodCollector | undefined;
+  /** Set once the stream slots exist (below): until then every stream is dispatched. */
+  let answerEarly: OnePortOptions["answerEarly"];
   const app = fastify({
     logger: loggerOptions(config),
-    genReqId: (req) => {
-      const given = req.headers["x-request-id"];
-      return typeof given === "string" && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID();
-    },
+    genReqId: (req) => requestIdOf(req.headers),
     bodyLimit: config.maxMessageBytes,
     frameworkErrors: frameworkErrorReply,
     serverFactory: (handler) => {
@@ -152,6 +162,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
         maxResetsPerSecond: config.maxResetsPerSecond,
         maxDrainBytes: config.maxMessageBytes,
         onStream: () => streamFlood?.noteStream(),
+        answerEarly: (headers) => answerEarly?.(headers),
       });
       return onePort.server as unknown as import("node:http").Server;
     },
@@ -320,6 +331,20 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     // The RPC paths (/roz.v1.*, /grpc.reflection.*) are described by reflection, not OpenAPI.
     transform: ({ schema, url }) => ({ schema: url.startsWith("/roz.") || url.startsWith("/grpc.") ? { ...schema, hide: true } : schema, url }),
   });
+  const streamSlots = new StreamSlots(config.maxStreamsPerKey);
+  const atCapRefusals = new AtCapRefusals({
+    slots: streamSlots,
+    trustMs: config.credentialRecheckMs,
+    revocationsOf: (keyId) => authenticator.revocationsOf(keyId),
+    defaultEventFormat: config.eventFormat,
+    acceptCompression: ACCEPT_COMPRESSION,
+  });
+  answerEarly = (headers) => {
+    const refusal = atCapRefusals.answer(headers);
+    if (refusal === undefined) return undefined;
+    metrics.refusedEarly(headers[":path"] ?? "");
+    return { ...refusal, headers: { ...refusal.headers, "x-request-id": requestIdOf(headers) } };
+  };
   await app.register(fastifyConnectPlugin, {
     routes: (router) => {
       router.service(
@@ -333,7 +358,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
           defaultEventFormat: config.eventFormat,
           teams,
           openWatches,
-          streamSlots: new StreamSlots(config.maxStreamsPerKey),
+          streamSlots,
+          atCapRefusals,
           credentialRecheckMs: config.credentialRecheckMs,
           revocationsOf: (keyId) => authenticator.revocationsOf(keyId),
           onRevocation: (listener) => authenticator.onRevocation(listener),
@@ -347,6 +373,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     readMaxBytes: config.maxMessageBytes,
     // The session writer leaves messages of this size on to connect, which compresses them.
     compressMinBytes: COMPRESS_MIN_BYTES,
+    acceptCompression: ACCEPT_COMPRESSION,
     grpc: true,
     grpcWeb: true,
     connect: true,

@@ -20,6 +20,8 @@ export interface Metrics {
   timeModels(catalog: ModelCatalog): ModelCatalog;
   /** Counts every HTTP response (REST and RPC) by method, route and status. */
   registerHttp(app: FastifyInstance): void;
+  /** A session stream of a key at its cap was refused before routing (counted as its HTTP response too). */
+  refusedEarly(route: string): void;
   /** Event-loop blocks over the watchdog's threshold. */
   readonly eventLoopBlocks: Counter;
   /** Young-generation collections made during HTTP/2 stream floods. */
@@ -97,6 +99,11 @@ export function createMetrics(): Metrics {
     name: "roz_http_requests_total",
     help: "HTTP responses by method, route and status",
     labelNames: ["method", "route", "status"],
+    registers: [registry],
+  });
+  const refusedEarly = new Counter({
+    name: "roz_streams_refused_early_total",
+    help: "Session streams of a key at its stream cap refused with resource_exhausted before routing (also in roz_http_requests_total)",
     registers: [registry],
   });
 
@@ -219,6 +226,11 @@ export function createMetrics(): Metrics {
       app.addHook("onResponse", async (request, reply) => {
         http.inc({ method: request.method, route: request.routeOptions.url ?? "unmatched", status: String(reply.statusCode) });
       });
+    },
+    refusedEarly(route) {
+      refusedEarly.inc();
+      // gRPC answers with HTTP 200, its status in the trailers, as the routed refusal does.
+      http.inc({ method: "POST", route, status: "200" });
     },
   };
 }

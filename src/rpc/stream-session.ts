@@ -14,6 +14,7 @@ import {
 } from "../session/index.ts";
 import type { Teams } from "../teams/index.ts";
 import type { SessionRequest, SessionResponse } from "../gen/roz/v1/agent_pb.js";
+import type { AtCapRefusals } from "./at-cap-refusals.ts";
 import { fromConnectError, toConnectError } from "./connect-errors.ts";
 import { rawRequestKey, type RpcAuthenticator } from "./context-values.ts";
 import type { EventFormat } from "./event-format.ts";
@@ -39,6 +40,8 @@ export interface StreamSessionDeps {
   openWatches: Set<AbortController>;
   /** Caps the streams open at once per key (none when absent). */
   streamSlots?: StreamSlots;
+  /** Told of each stream refused for its key's cap, so that the next ones are refused before routing. */
+  atCapRefusals?: Pick<AtCapRefusals, "remember">;
   /**
    * How often, at most, an open stream re-checks its credentials (on its next request), so
    * that revoking or expiring a key reaches its open sessions; 0 checks every request. Absent:
@@ -137,12 +140,15 @@ export async function* openSessionCall(deps: StreamSessionDeps, ctx: HandlerCont
     throw toConnectError(chosen.error);
   }
   const authorization = ctx.requestHeader.get("authorization");
+  let principal: Principal | undefined;
   try {
-    const principal = await deps.authenticate(authorization, "sessions");
+    principal = await deps.authenticate(authorization, "sessions");
     const release = deps.streamSlots?.acquire(principal) ?? (() => {});
     return { principal, authorization, write: createStreamWriter(chosen.format, isJsonCall(ctx)), format: chosen.format, release };
   } catch (err) {
     const error = toRozError(err);
+    // Refused for the key's cap: its next streams are refused before routing for a while.
+    if (principal !== undefined && error.code === "resource_exhausted") deps.atCapRefusals?.remember(authorization, principal);
     yield* chosen.encode(authError(error));
     throw toConnectError(error);
   }

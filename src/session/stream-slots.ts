@@ -15,13 +15,22 @@ export class StreamSlots {
     this.#max = max;
   }
 
+  /** Whether `principal`'s key holds as many streams as it may. */
+  full(principal: Principal): boolean {
+    return this.#max > 0 && (this.#open.get(slotKey(principal)) ?? 0) >= this.#max;
+  }
+
+  /** The `resource_exhausted` error `acquire` throws for `principal` while `full`, else undefined. */
+  refusal(principal: Principal): RozError | undefined {
+    if (!this.full(principal)) return undefined;
+    return new RozError("resource_exhausted", `this key already has ${this.#open.get(slotKey(principal))} open streams; at most ${this.#max} are allowed`);
+  }
+
   acquire(principal: Principal): () => void {
-    const key = principal.keyId ?? `tenant:${principal.tenantId}`;
-    const open = this.#open.get(key) ?? 0;
-    if (this.#max > 0 && open >= this.#max) {
-      throw new RozError("resource_exhausted", `this key already has ${open} open streams; at most ${this.#max} are allowed`);
-    }
-    this.#open.set(key, open + 1);
+    const refused = this.refusal(principal);
+    if (refused) throw refused;
+    const key = slotKey(principal);
+    this.#open.set(key, (this.#open.get(key) ?? 0) + 1);
     let released = false;
     return () => {
       if (released) return;
@@ -32,3 +41,5 @@ export class StreamSlots {
     };
   }
 }
+
+const slotKey = (principal: Principal): string => principal.keyId ?? `tenant:${principal.tenantId}`;
