@@ -331,11 +331,12 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     // The RPC paths (/roz.v1.*, /grpc.reflection.*) are described by reflection, not OpenAPI.
     transform: ({ schema, url }) => ({ schema: url.startsWith("/roz.") || url.startsWith("/grpc.") ? { ...schema, hide: true } : schema, url }),
   });
+  const revocationsOf = (keyId: string): number => authenticator.revocationsOf(keyId);
   const streamSlots = new StreamSlots(config.maxStreamsPerKey);
   const atCapRefusals = new AtCapRefusals({
     slots: streamSlots,
     trustMs: config.credentialRecheckMs,
-    revocationsOf: (keyId) => authenticator.revocationsOf(keyId),
+    revocationsOf,
     defaultEventFormat: config.eventFormat,
     acceptCompression: ACCEPT_COMPRESSION,
   });
@@ -361,7 +362,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
           streamSlots,
           atCapRefusals,
           credentialRecheckMs: config.credentialRecheckMs,
-          revocationsOf: (keyId) => authenticator.revocationsOf(keyId),
+          revocationsOf,
           onRevocation: (listener) => authenticator.onRevocation(listener),
           noteOperation: (operation) => watchdog?.note(operation),
           // A lost owner's sessions can be adopted once its heartbeat expired; allow a few heartbeats more.

@@ -327,6 +327,14 @@ function guardStreams(
     req.stream.destroy();
     return false;
   };
+  // A failing `answerEarly` must not take the process down: the stream is dispatched, and the full path answers it.
+  const earlyAnswerOf = (req: http2.Http2ServerRequest): EarlyAnswer | undefined => {
+    try {
+      return answerEarly?.(req.headers);
+    } catch {
+      return undefined;
+    }
+  };
   const nextTurn = (): void => {
     nextTurnScheduled = false;
     // In answers: a dispatch counts for ANSWERS_PER_DISPATCH.
@@ -339,7 +347,7 @@ function guardStreams(
       if (queue.length > 0) waiting.set(session, queue);
       if (exchange === undefined || !live(exchange[0])) continue;
       const [req, res] = exchange;
-      const answer = answerEarly?.(req.headers);
+      const answer = earlyAnswerOf(req);
       if (answer) {
         res.writeHead(answer.status, answer.headers);
         res.addTrailers(answer.trailers);
