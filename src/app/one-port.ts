@@ -73,12 +73,13 @@ export class OnePortServer {
   /** Open connections per remote address. */
   readonly #perAddress = new Map<string, number>();
   readonly #streamRates = new StreamRateGuard();
+  readonly #dispatched = new DispatchedStreams();
   #closing = false;
 
   constructor(handler: Handler, options: OnePortOptions) {
     this.#options = options;
     const h1Handler = requireHost(drainWhenAnswered(handler, options));
-    const h2Handler = guardStreams(handler, h1Handler, options.answerEarly);
+    const h2Handler = guardStreams(handler, h1Handler, options.answerEarly, this.#dispatched);
     const h2Settings: http2.Settings = { maxConcurrentStreams: options.maxConcurrentStreams };
     // nghttp2's own rapid-reset guard, behind ours: a burst of client resets four times our per-second
     // cap ends the session before any more streams reach JavaScript (Node's default burst is
@@ -215,8 +216,9 @@ export class OnePortServer {
    * The HTTP/2 rapid-reset guard: a connection that opens more than `maxStreamsPerSecond`
    * streams, or resets more than `maxResetsPerSecond` of them itself, within a second
    * (opening and resetting costs the client nothing, dispatching costs us) gets
-   * GOAWAY(ENHANCE_YOUR_CALM) and is closed. See `StreamRateGuard` for why it counts
-   * through diagnostics channels.
+   * GOAWAY(ENHANCE_YOUR_CALM) and is closed (over the opening cap with many streams in
+   * flight, after `#calmGently`). See `StreamRateGuard` for why it counts through diagnostics
+   * channels.
    */
   #limitStreamRate(session: http2.ServerHttp2Session): void {
     const opened = perSecondCounter(this.#options.maxStreamsPerSecond ?? 0);
@@ -224,12 +226,44 @@ export class OnePortServer {
     this.#streamRates.watch(session, {
       opened: () => {
         this.#options.onStream?.();
-        if (opened()) calm(session);
+        if (opened()) this.#calmGently(session);
       },
       reset: () => {
-        if (reset()) calm(session);
+        // A calming connection's streams are cancelled by us, not reset by the client.
+        if (reset() && !this.#dispatched.calming(session)) calm(session);
       },
     });
+  }
+
+  /**
+   * The opening cap's answer. Closing the connection at once ends every stream it has in one
+   * turn of the loop, and connect unwinds each call then: some 0.4 ms a stream, 40 ms for the
+   * 100 streams a flood keeps waiting for `start`. (A rapid reset has few streams in flight:
+   * they are reset before they are dispatched.) With more than a turn's worth in flight, the
+   * connection's new streams are dropped at once while those in flight are cancelled
+   * (RST_STREAM(CANCEL)) `STREAMS_CANCELLED_PER_TURN` per turn; then GOAWAY(ENHANCE_YOUR_CALM)
+   * and the connection is closed. GOAWAY comes last because a client closes its side when it
+   * gets one, which would end the rest in one turn again.
+   */
+  #calmGently(session: http2.ServerHttp2Session): void {
+    if (session.destroyed || this.#dispatched.calming(session)) return;
+    const inFlight = this.#dispatched.of(session);
+    if (inFlight.length <= STREAMS_CANCELLED_PER_TURN) return calm(session);
+    this.#dispatched.calm(session);
+    const cancelSome = (): void => {
+      if (session.destroyed) return;
+      let cancelled = 0;
+      while (cancelled < STREAMS_CANCELLED_PER_TURN && inFlight.length > 0) {
+        const stream = inFlight.pop() as http2.ServerHttp2Stream;
+        if (stream.closed || stream.destroyed) continue;
+        stream.close(http2.constants.NGHTTP2_CANCEL);
+        cancelled++;
+      }
+      // GOAWAY a turn after the last cancellation, so that a client reads those first.
+      if (cancelled > 0) setImmediate(cancelSome);
+      else calm(session);
+    };
+    setImmediate(cancelSome);
   }
 
   #trackHttp1(socket: Socket): void {
@@ -294,14 +328,48 @@ const STREAMS_PER_TURN = 4;
  */
 const ANSWERS_PER_DISPATCH = 16;
 
+/** Streams in flight a gentle calm (`#calmGently`) cancels per turn of the loop. */
+const STREAMS_CANCELLED_PER_TURN = 8;
+
+/** The dispatched streams of each connection that are still open, and the connections being calmed. */
+class DispatchedStreams {
+  readonly #open = new WeakMap<http2.Http2Session, Set<http2.ServerHttp2Stream>>();
+  readonly #calming = new WeakSet<http2.Http2Session>();
+
+  add(stream: http2.ServerHttp2Stream): void {
+    const session = stream.session as http2.Http2Session;
+    let open = this.#open.get(session);
+    if (open === undefined) {
+      open = new Set();
+      this.#open.set(session, open);
+    }
+    open.add(stream);
+    const streams = open;
+    stream.once("close", () => streams.delete(stream));
+  }
+
+  of(session: http2.Http2Session): http2.ServerHttp2Stream[] {
+    return [...(this.#open.get(session) ?? [])];
+  }
+
+  /** From now on the connection's new streams are dropped. */
+  calm(session: http2.Http2Session): void {
+    this.#calming.add(session);
+  }
+
+  calming(session: http2.Http2Session): boolean {
+    return this.#calming.has(session);
+  }
+}
+
 type Exchange = [http2.Http2ServerRequest, http2.Http2ServerResponse];
 
 /**
  * The HTTP/2 handler, guarding the event loop against stream floods (rapid reset, or many
  * streams that each cost a little):
- * - requests of a session that is already closed are dropped unanswered: nghttp2 goes on
- *   reading a socket buffer after the rapid-reset guard destroyed its session, and every
- *   stream still in it (thousands in a flood) would be routed and dispatched for nothing;
+ * - requests of a session that is already closed, or being calmed, are dropped unanswered:
+ *   nghttp2 goes on reading a socket buffer after the rapid-reset guard destroyed its session,
+ *   and every stream still in it (thousands in a flood) would be routed and dispatched for nothing;
  * - a new stream is dispatched no sooner than after the loop's next poll for I/O. A client
  *   that cancels a stream just after opening it sends its RST_STREAM in a later write than
  *   the HEADERS (Node's client, for one, gives a stream its id only as the HEADERS leave), so
@@ -318,12 +386,15 @@ function guardStreams(
   handler: Handler,
   h1Handler: Handler,
   answerEarly: OnePortOptions["answerEarly"],
+  dispatched: DispatchedStreams,
 ): (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void {
   const waiting = new Map<http2.Http2Session, Exchange[]>();
   let nextTurnScheduled = false;
   const live = (req: http2.Http2ServerRequest): boolean => {
     const session = req.stream.session;
-    if (session !== undefined && !session.destroyed && !session.closed && !req.stream.destroyed && !req.stream.closed) return true;
+    if (session !== undefined && !session.destroyed && !session.closed && !dispatched.calming(session) && !req.stream.destroyed && !req.stream.closed) {
+      return true;
+    }
     req.stream.destroy();
     return false;
   };
@@ -356,6 +427,7 @@ function guardStreams(
         continue;
       }
       spent += ANSWERS_PER_DISPATCH;
+      dispatched.add(req.stream);
       void handler(req, res);
     }
     if (waiting.size > 0) scheduleNextTurn();

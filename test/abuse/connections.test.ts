@@ -1,8 +1,9 @@
 // Connections are bounded: silent sockets, half prefaces, a preface without SETTINGS and
 // half-sent HTTP/1.1 headers are closed after their timeouts (they used to be held forever),
 // one address can hold only so many connections, and a connection that opens or resets
-// streams faster than the per-second cap is sent GOAWAY(ENHANCE_YOUR_CALM) and closed. New
-// streams are dispatched a few per event-loop turn, one connection at a time.
+// streams faster than the per-second cap is sent GOAWAY(ENHANCE_YOUR_CALM) and closed (its
+// streams in flight cancelled a few per turn first). New streams are dispatched a few per
+// event-loop turn, one connection at a time.
 import * as http2 from "node:http2";
 import * as net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -119,6 +120,55 @@ for (const [cap, env] of [
     });
   });
 }
+
+describe("a connection over the opening cap with many streams in flight", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer({ ROZ_HTTP2_MAX_STREAMS_PER_SECOND: "150", ROZ_HTTP2_MAX_RESETS_PER_SECOND: "50", ROZ_START_TIMEOUT_MS: "60000" });
+  });
+  afterAll(() => server?.close());
+
+  it("has its streams cancelled a few per turn before GOAWAY(ENHANCE_YOUR_CALM) closes it; a bystander keeps streaming", async () => {
+    const bystander = await startBystander(server.url);
+    const session = http2.connect(server.url);
+    session.on("error", () => {});
+    let goawayCode: number | undefined;
+    const goaway = new Promise<void>((resolve) =>
+      session.on("goaway", (code: number) => {
+        goawayCode = code;
+        resolve();
+      }),
+    );
+    const closed = new Promise((resolve) => session.on("close", resolve));
+    await new Promise((resolve) => session.once("connect", resolve));
+    const ping = grpcFrame(sessionRequestBytes(rq.ping()));
+    /** Opens a stream that sends a ping and no start; resolves once it was answered (dispatched, and held). */
+    const open = () => {
+      const stream = session.request(grpcHeaders("/roz.v1.AgentService/StreamSession"));
+      stream.on("error", () => {});
+      const outcome = { beforeGoaway: false, rstCode: -1 };
+      stream.on("close", () => {
+        outcome.beforeGoaway = goawayCode === undefined;
+        outcome.rstCode = stream.rstCode ?? -1;
+      });
+      stream.write(ping);
+      return { outcome, answered: new Promise((resolve) => stream.once("data", resolve)), closed: new Promise((resolve) => stream.on("close", resolve)) };
+    };
+    const held = Array.from({ length: 100 }, open);
+    await Promise.all(held.map((stream) => stream.answered));
+    // 100 more within the second: over the cap of 150.
+    for (let i = 0; i < 100 && !session.closed && !session.destroyed; i++) open();
+    await goaway;
+    await closed;
+    await Promise.all(held.map((stream) => stream.closed));
+    expect(goawayCode).toBe(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+    const cancelledFirst = held.filter(({ outcome }) => outcome.beforeGoaway && outcome.rstCode === http2.constants.NGHTTP2_CANCEL).length;
+    // Closed at once, the connection's GOAWAY would come before any of them ended.
+    expect(cancelledFirst).toBeGreaterThanOrEqual(90);
+    const report = await bystander.stop();
+    expect(report.p99Ms, JSON.stringify(report)).toBeLessThan(STALL_BOUND_MS);
+  });
+});
 
 /** StreamSession calls the server at `url` routed (every answered request is counted by route). */
 async function routedOn(url: string): Promise<number> {
