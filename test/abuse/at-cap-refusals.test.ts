@@ -13,6 +13,7 @@ import { nextOf, rq, startSession } from "../support/session-protocol.ts";
 import { client, makeKey, startAuthServer } from "../rest/support.ts";
 
 const GRPC = { RESOURCE_EXHAUSTED: 8, UNAUTHENTICATED: 16 } as const;
+const STREAM_SESSION = "/roz.v1.AgentService/StreamSession";
 const CAP = 2;
 const bearer = (secret: string) => ({ authorization: `Bearer ${secret}` });
 const ping = grpcFrame(sessionRequestBytes(rq.ping()));
@@ -64,19 +65,31 @@ describe("streams of a key at its stream cap", () => {
     for (const stream of held) stream.end();
     await Promise.all(held.map((stream) => stream.status));
   };
+  /** Runs `body` with a new key at its cap, then closes the key's streams. */
+  const withKeyAtCap = async (name: string, body: (key: Awaited<ReturnType<typeof keyAtCap>>) => Promise<void>): Promise<void> => {
+    const key = await keyAtCap(name);
+    try {
+      await body(key);
+    } finally {
+      await release(key.held);
+    }
+  };
   const call = (path: string, headers: Record<string, string>): Promise<H2Response> => h2Request(server.url, { ...grpcHeaders(path), ...headers }, ping);
+  /** A StreamSession call of `secret` refused for its cap (the first one through the full path, which remembers the credential). */
+  const refused = async (secret: string): Promise<void> => {
+    expect(grpcStatusOf(await call(STREAM_SESSION, bearer(secret)))).toBe(GRPC.RESOURCE_EXHAUSTED);
+  };
 
   const variants: [string, string, Record<string, string>][] = [
-    ["StreamSession", "/roz.v1.AgentService/StreamSession", {}],
-    ["StreamSession, grpc-js's accept-encoding", "/roz.v1.AgentService/StreamSession", { "grpc-accept-encoding": "identity,deflate,gzip" }],
-    ["StreamSession, envelope format", "/roz.v1.AgentService/StreamSession", { "roz-event-format": "envelope" }],
-    ["StreamSession, both formats, brotli", "/roz.v1.AgentService/StreamSession", { "roz-event-format": "Both", "grpc-accept-encoding": "br" }],
+    ["StreamSession", STREAM_SESSION, {}],
+    ["StreamSession, grpc-js's accept-encoding", STREAM_SESSION, { "grpc-accept-encoding": "identity,deflate,gzip" }],
+    ["StreamSession, envelope format", STREAM_SESSION, { "roz-event-format": "envelope" }],
+    ["StreamSession, both formats, brotli", STREAM_SESSION, { "roz-event-format": "Both", "grpc-accept-encoding": "br" }],
     ["AttachSession", "/roz.v1.AgentService/AttachSession", { "x-request-id": "client-chosen.1" }],
   ];
   for (const [name, path, headers] of variants) {
-    it(`${name}: the second refusal is answered before routing, the same as the first`, async () => {
-      const key = await keyAtCap(`cap-${name}`);
-      try {
+    it(`${name}: the second refusal is answered before routing, the same as the first`, () =>
+      withKeyAtCap(`cap-${name}`, async (key) => {
         const counted = await refusedEarly();
         const first = await call(path, { ...bearer(key.secret), ...headers });
         expect(await refusedEarly()).toBe(counted);
@@ -86,62 +99,45 @@ describe("streams of a key at its stream cap", () => {
         expect(comparable(second)).toEqual(comparable(first));
         expect(messagesOf(second).length).toBeGreaterThan(0);
         if (headers["x-request-id"]) expect(second.headers["x-request-id"]).toBe(headers["x-request-id"]);
-      } finally {
-        await release(key.held);
-      }
-    });
+      }));
   }
 
-  it("grpc-js sees the in-band resource_exhausted and then RESOURCE_EXHAUSTED on every refused stream", async () => {
-    const key = await keyAtCap("cap-grpc-js");
-    try {
+  it("grpc-js sees the in-band resource_exhausted and then RESOURCE_EXHAUSTED on every refused stream", () =>
+    withKeyAtCap("cap-grpc-js", async (key) => {
       const counted = await refusedEarly();
       for (let i = 0; i < 5; i++) {
-        const refused = factory.open(bearer(key.secret));
-        refused.send(rq.ping());
-        expect(await nextOf(refused, "error")).toMatchObject({
+        const stream = factory.open(bearer(key.secret));
+        stream.send(rq.ping());
+        expect(await nextOf(stream, "error")).toMatchObject({
           code: "resource_exhausted",
           message: `this key already has ${CAP} open streams; at most ${CAP} are allowed`,
         });
-        expect((await refused.status).code).toBe(GRPC.RESOURCE_EXHAUSTED);
+        expect((await stream.status).code).toBe(GRPC.RESOURCE_EXHAUSTED);
       }
       expect(await refusedEarly()).toBe(counted + 4);
-    } finally {
-      await release(key.held);
-    }
-  });
+    }));
 
-  it("a slot that frees is taken by the very next stream", async () => {
-    const key = await keyAtCap("cap-freed");
-    try {
-      await call("/roz.v1.AgentService/StreamSession", bearer(key.secret));
-      expect(grpcStatusOf(await call("/roz.v1.AgentService/StreamSession", bearer(key.secret)))).toBe(GRPC.RESOURCE_EXHAUSTED);
-      const [freed, ...rest] = key.held;
-      key.held = rest;
-      await release([freed!]);
+  it("a slot that frees is taken by the very next stream", () =>
+    withKeyAtCap("cap-freed", async (key) => {
+      await refused(key.secret);
+      await refused(key.secret);
+      await release(key.held.splice(0, 1));
       const next = factory.open(bearer(key.secret));
       key.held.push(next);
       await startSession(next);
-    } finally {
-      await release(key.held);
-    }
-  });
+    }));
 
-  it("a key revoked through this server gets unauthenticated at once, not resource_exhausted", async () => {
-    const key = await keyAtCap("cap-revoked");
-    try {
-      await call("/roz.v1.AgentService/StreamSession", bearer(key.secret));
-      expect(grpcStatusOf(await call("/roz.v1.AgentService/StreamSession", bearer(key.secret)))).toBe(GRPC.RESOURCE_EXHAUSTED);
+  it("a key revoked through this server gets unauthenticated at once, not resource_exhausted", () =>
+    withKeyAtCap("cap-revoked", async (key) => {
+      await refused(key.secret);
+      await refused(key.secret);
       expect((await client(server, admin).delete(`/v1/auth/keys/${key.id}`)).status).toBe(204);
       const counted = await refusedEarly();
-      const after = await call("/roz.v1.AgentService/StreamSession", bearer(key.secret));
+      const after = await call(STREAM_SESSION, bearer(key.secret));
       expect(grpcStatusOf(after)).toBe(GRPC.UNAUTHENTICATED);
       expect(messagesOf(after)).toMatchObject([{ error: { code: "unauthenticated" } }]);
       expect(await refusedEarly()).toBe(counted);
-    } finally {
-      await release(key.held);
-    }
-  });
+    }));
 
   const routedVariants: [string, Record<string, string>][] = [
     ["the Connect protocol", { "content-type": "application/connect+proto", "connect-protocol-version": "1" }],
@@ -151,23 +147,19 @@ describe("streams of a key at its stream cap", () => {
     ["a request compression the server lacks", { "grpc-encoding": "snappy" }],
     ["an unknown event format", { "roz-event-format": "xml" }],
   ];
-  it("calls the shortcut does not cover take the full path, with its answer", async () => {
-    const key = await keyAtCap("cap-routed");
-    try {
-      await call("/roz.v1.AgentService/StreamSession", bearer(key.secret));
+  it("calls the shortcut does not cover take the full path, with its answer", () =>
+    withKeyAtCap("cap-routed", async (key) => {
+      await refused(key.secret);
       const counted = await refusedEarly();
       for (const [, headers] of routedVariants) {
-        const answer = await call("/roz.v1.AgentService/StreamSession", { ...bearer(key.secret), ...headers });
+        const answer = await call(STREAM_SESSION, { ...bearer(key.secret), ...headers });
         expect(answer.headers[":status"]).toBe(200);
       }
       expect(await refusedEarly()).toBe(counted);
       // The credential is still remembered: a plain call after them is answered early.
-      expect(grpcStatusOf(await call("/roz.v1.AgentService/StreamSession", bearer(key.secret)))).toBe(GRPC.RESOURCE_EXHAUSTED);
+      await refused(key.secret);
       expect(await refusedEarly()).toBe(counted + 1);
-    } finally {
-      await release(key.held);
-    }
-  });
+    }));
 });
 
 describe("AtCapRefusals trust", () => {
