@@ -3,12 +3,12 @@ import { toBinary } from "@bufbuild/protobuf";
 import { type Compression, compressionNegotiate, createMethodUrl, encodeEnvelope } from "@connectrpc/connect/protocol";
 import { contentTypeProto, parseContentType, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import type { RozError } from "../errors/index.ts";
-import { sessionErrorOf, type Principal, type StreamSlots } from "../session/index.ts";
+import type { Principal, StreamSlots } from "../session/index.ts";
 import { AgentService, SessionResponseSchema } from "../gen/roz/v1/agent_pb.js";
 import { toConnectError } from "./connect-errors.ts";
 import { type EventFormat, eventFormatHeader, eventFormatOf } from "./event-format.ts";
 import { grpcMessageValue } from "./grpc-message.ts";
-import { createResponseEncoder } from "./responses.ts";
+import { createResponseEncoder, refusalResponses } from "./responses.ts";
 
 /** A complete response, written as it is: no handler runs for it. */
 export interface CannedResponse {
@@ -83,8 +83,10 @@ export class AtCapRefusals {
       }
     }
     const keyId = principal.keyId;
-    this.#remembered.delete(authorization ?? "");
-    this.#remembered.set(authorization ?? "", {
+    const credential = authorization ?? "";
+    // Deleted first so that it is the newest entry, the last to be forgotten.
+    this.#remembered.delete(credential);
+    this.#remembered.set(credential, {
       principal,
       checkedAt: this.#now(),
       revocations: keyId === undefined ? 0 : this.#options.revocationsOf(keyId),
@@ -171,6 +173,6 @@ function refusalParts(error: RozError): RefusalParts {
 
 /** The in-band error (seq 0) in `format`, as enveloped gRPC messages, uncompressed (they are below the compression threshold). */
 function inBandError(format: EventFormat, error: RozError): Uint8Array {
-  const messages = createResponseEncoder(format)({ seq: 0, event: { type: "session_error", ...sessionErrorOf(error) } });
+  const messages = refusalResponses(createResponseEncoder(format), error);
   return Buffer.concat(messages.map((message) => encodeEnvelope(0, toBinary(SessionResponseSchema, message))));
 }

@@ -57,6 +57,11 @@ export function encoderOf(
     return { encode: createResponseEncoder(format), format };
   } catch (err) {
     const error = toRozError(err);
-    return { refused: createResponseEncoder(fallback)({ seq: 0, event: { type: "session_error", ...sessionErrorOf(error) } }), error };
+    return { refused: refusalResponses(createResponseEncoder(fallback), error), error };
   }
+}
+
+/** A call refused before any session event: its in-band `SessionError` at seq 0, as `encode` writes it. */
+export function refusalResponses(encode: ResponseEncoder, error: RozError): SessionResponse[] {
+  return encode({ seq: 0, event: { type: "session_error", ...sessionErrorOf(error) } });
 }

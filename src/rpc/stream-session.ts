@@ -3,13 +3,11 @@ import { afterPendingIo } from "../domain/index.ts";
 import { RozError, toRozError } from "../errors/index.ts";
 import {
   type Principal,
-  type SequencedEvent,
   type SessionCommand,
   type SessionDeps,
   type SessionDirectory,
   type SessionRegistry,
   SessionStream,
-  sessionErrorOf,
   type StreamSlots,
 } from "../session/index.ts";
 import type { Teams } from "../teams/index.ts";
@@ -19,7 +17,7 @@ import { fromConnectError, toConnectError } from "./connect-errors.ts";
 import { rawRequestKey, type RpcAuthenticator } from "./context-values.ts";
 import type { EventFormat } from "./event-format.ts";
 import { commandFromWire } from "./from-wire.ts";
-import { encoderOf } from "./responses.ts";
+import { encoderOf, refusalResponses } from "./responses.ts";
 import { EnvelopeWriter } from "./envelope-writer.ts";
 import { createStreamWriter, isJsonCall, preEncoded, type StreamWriter } from "./response-writer.ts";
 import type { SessionRelay } from "./session-relay.ts";
@@ -74,15 +72,6 @@ const commandTypes: Partial<Record<NonNullable<SessionRequest["request"]["case"]
   toolResult: "tool_result",
   registerTools: "register_tools",
 };
-
-/**
- * The in-band error of a failed authentication (§1, §8): `unauthenticated` for missing or wrong
- * credentials, `permission_denied` for a key without the scope, a failure of the server
- * itself (store down) as what it is.
- */
-function authError(error: RozError): SequencedEvent {
-  return { seq: 0, event: { type: "session_error", ...sessionErrorOf(error) } };
-}
 
 /**
  * The re-check of a stream's credentials before each request (at most every
@@ -149,7 +138,10 @@ export async function* openSessionCall(deps: StreamSessionDeps, ctx: HandlerCont
     const error = toRozError(err);
     // Refused for the key's cap: its next streams are refused before routing for a while.
     if (principal !== undefined && error.code === "resource_exhausted") deps.atCapRefusals?.remember(authorization, principal);
-    yield* chosen.encode(authError(error));
+    // In band (§1, §8): `unauthenticated` for missing or wrong credentials, `permission_denied`
+    // for a key without the scope, `resource_exhausted` over the key's cap, a failure of the
+    // server itself (store down) as what it is.
+    yield* refusalResponses(chosen.encode, error);
     throw toConnectError(error);
   }
 }
