@@ -37,8 +37,8 @@ export function envelopeLength(byteAt: (index: number) => number): number {
 }
 
 /**
- * The messages as one chunk of envelopes with flags 0 (not compressed: connect sends a message
- * below its `compressMinBytes` so whatever encoding was negotiated).
+ * The messages as one chunk of envelopes with flags 0: not compressed, as connect sends a
+ * message below its `compressMinBytes` whatever encoding was negotiated.
  */
 export function envelopes(messages: readonly Uint8Array[]): Uint8Array {
   let size = 0;
