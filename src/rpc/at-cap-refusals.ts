@@ -50,8 +50,8 @@ interface Remembered {
 /**
  * Refuses the gRPC session streams of a key that is at its stream cap before they are routed.
  * A client that opens streams as fast as it is refused (one key, thousands of streams) makes
- * each of them cost the whole pipeline, Fastify's request and connect's handler (some 100 KB
- * of garbage, the source of most GC pauses in such a flood), only to get `resource_exhausted`.
+ * each of them cost the whole pipeline, Fastify's request and connect's handler (the garbage
+ * behind most GC pauses in such a flood), only to get `resource_exhausted`.
  *
  * A credential is remembered when a stream of its key was refused for the cap through the full
  * path (`remember`). Its next streams get the same answer from `answer`, built from the same
