@@ -12,6 +12,7 @@ export { createResponseEncoder, encoderOf, type ResponseEncoder } from "./respon
 export { encodeTeamEvent, teamEventToWire } from "./team-to-wire.ts";
 export { encodeGrpcMessagesOf, grpcMessageValue } from "./grpc-message.ts";
 export { screenToolLists } from "./tool-screen.ts";
-export { createSessionRelay, type SessionRelay } from "./session-relay.ts";
+export { relayHostCalls } from "./relay-host-calls.ts";
+export type { RelayedStream, RelayPort } from "./relay-port.ts";
 export { applyRequest, startsWork } from "./stream-session.ts";
 export { deliverToSession } from "./send-to-session.ts";
