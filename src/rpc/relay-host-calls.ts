@@ -2,12 +2,10 @@ import { fromBinary } from "@bufbuild/protobuf";
 import { afterPendingIo } from "../domain/index.ts";
 import type { OutgoingEvent, Principal, SessionStream } from "../session/index.ts";
 import { SessionRequestSchema } from "../gen/roz/v1/agent_pb.js";
-import { type EventFormat, eventFormats } from "./event-format.ts";
+import { isEventFormat } from "./event-format.ts";
 import { createStreamWriter } from "./response-writer.ts";
 import { deliverToSession } from "./send-to-session.ts";
 import { applyRequest, type StreamSessionDeps, startsWork } from "./stream-session.ts";
-
-const isEventFormat = (format: string): format is EventFormat => (eventFormats as readonly string[]).includes(format);
 
 /**
  * The wire work of hosting streams relayed for other nodes' clients: their requests arrive as
