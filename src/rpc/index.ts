@@ -13,6 +13,7 @@ export { encodeTeamEvent, teamEventToWire } from "./team-to-wire.ts";
 export { encodeGrpcMessagesOf } from "./grpc-message.ts";
 export { grpcMessageValue, grpcPercentEncode } from "./framing.ts";
 export { screenToolLists } from "./screens/index.ts";
-export { createSessionRelay, type SessionRelay } from "./session-relay.ts";
+export { relayHostCalls } from "./relay-host-calls.ts";
+export type { RelayedStream, RelayPort } from "./relay-port.ts";
 export { applyRequest, startsWork } from "./stream-session.ts";
 export { deliverToSession } from "./send-to-session.ts";

@@ -21,7 +21,7 @@ import { commandFromWire } from "./from-wire.ts";
 import { encoderOf, refusalResponses } from "./responses.ts";
 import { EnvelopeWriter } from "./envelope-writer.ts";
 import { createStreamWriter, isJsonCall, preEncoded, type StreamWriter } from "./response-writer.ts";
-import type { SessionRelay } from "./session-relay.ts";
+import { type RelayPort, relayedResponse } from "./relay-port.ts";
 import { type ApplyLocally, type StepResult, StreamRoute } from "./stream-route.ts";
 
 export interface StreamSessionDeps {
@@ -57,7 +57,7 @@ export interface StreamSessionDeps {
   /** Told about each request before it is handled (the event-loop watchdog names what ran). */
   noteOperation?: (operation: Record<string, unknown>) => void;
   /** Relays streams of sessions that other nodes own (absent on a single node). */
-  relay?: SessionRelay;
+  relay?: RelayPort;
   /**
    * How long a relayed stream whose owner was lost looks for the session's new place (another
    * node, or this one once the old owner's heartbeat expired) before it ends with UNAVAILABLE.
@@ -145,7 +145,7 @@ export async function* writeStream(route: StreamRoute, call: SessionCall, ctx: H
       const remote = route.relayed;
       if (remote === undefined) return;
       try {
-        yield* remote.responses(isJsonCall(ctx));
+        yield* remote.responses(relayedResponse(isJsonCall(ctx)));
         return;
       } catch (err) {
         const error = toRozError(err);
