@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { RozError, sessionRetryable, toRozError } from "../errors/index.ts";
-import { AsyncQueue } from "./async-queue.ts";
+import { AsyncQueue } from "../domain/index.ts";
 import { buildSession } from "./build-session.ts";
 import { sessionErrorOf } from "./error-codes.ts";
 import type { Principal, SessionDeps } from "./ports.ts";
