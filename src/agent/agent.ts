@@ -1,13 +1,14 @@
 import { AsyncQueue } from "../domain/index.ts";
 import { RozError } from "../errors/index.ts";
 import type { JsonObject, ModelMessage } from "../models/index.ts";
-import { AGENT_FAILURE, runTurnLoop } from "./loop.ts";
+import { runTurnLoop } from "./loop.ts";
 import { PendingMap } from "./pending.ts";
 import { createPermissionEvaluator, type PermissionEvaluator } from "./permissions.ts";
 import { assembleSystem } from "./prompt.ts";
 import { TokenCounter } from "./tokens.ts";
 import { ToolCallIds } from "./tool-call-ids.ts";
 import { applyRegistration, mergeByName } from "./tool-registry.ts";
+import { AGENT_FAILURE } from "./turn-error.ts";
 import { TurnTally } from "./turn-tally.ts";
 import type { Agent, AgentEvent, AgentOptions, ClientTool, Delivery, PermissionAnswer, PermissionRule, ServerTool, ToolOutcome, TurnInput } from "./types.ts";
 
