@@ -17,6 +17,7 @@ export type {
   ToolOutcome,
   TurnRecord,
 } from "./turn-record.ts";
+export { AsyncQueue, type AsyncQueueOptions } from "./async-queue.ts";
 export { afterPendingIo } from "./loop-turn.ts";
 export { type CollectGarbage, garbageCollector } from "./v8-collector.ts";
 export { joinTextParts, sharedJson, sharedUtf8, type StoredText, TextParts, textPartsUtf8 } from "./text-parts.ts";
