@@ -9,7 +9,6 @@ import { type EndStatus, Lifecycle } from "./lifecycle.ts";
 import type { ClientAnswerRoute, Principal, SessionDeps, SessionExtension, SessionStatus } from "./ports.ts";
 import { SessionRequests } from "./requests.ts";
 import { Sequencer } from "./sequencer.ts";
-import type { SessionRegistry } from "./session-registry.ts";
 import type { RunningTurnInfo, SessionOrigin } from "./snapshot.ts";
 import { StoreWriter } from "./store-writer.ts";
 import { TurnRunner } from "./turn-runner.ts";
@@ -59,7 +58,8 @@ export class Session {
     model: string;
     agent: Agent;
     deps: SessionDeps;
-    registry: SessionRegistry;
+    /** Where every end of this session goes, so the live-session registry forgets it (see SessionRegistry.end). */
+    registry: { end(session: Session, status: EndStatus, reason: string): Promise<void> };
     origin: SessionOrigin;
     /** For a session rebuilt from the store: its last seq (the log continues after it). */
     lastSeq?: number;
