@@ -17,7 +17,6 @@ import type { StreamSessionDeps } from "./stream-deps.ts";
 
 export type { StreamSessionDeps } from "./stream-deps.ts";
 
-
 /** The command a request would have become, for the cases whose decoding can fail. */
 const commandTypes: Partial<Record<NonNullable<SessionRequest["request"]["case"]>, SessionCommand["type"]>> = {
   start: "start",
