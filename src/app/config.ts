@@ -28,11 +28,6 @@ const int =
     if (n < min || n > max) return fail(name, `must be between ${min} and ${max}, got ${n}`);
     return n;
   };
-/** 0 (off), or a whole number within `min`–`max`. */
-const offOrInt =
-  (min: number, max: number): Parser<number> =>
-  (raw, name) =>
-    raw.trim() === "0" ? 0 : int(min, max)(raw, name);
 const oneOf =
   <T extends string>(...values: T[]): Parser<T> =>
   (raw, name) =>
@@ -163,18 +158,6 @@ export const settings = {
     100,
     int(0, 1_000_000),
     "HTTP/2 streams one connection may cancel (RST_STREAM) per second; beyond it GOAWAY and close (0 = off)",
-  ),
-  floodGcIntervalMs: setting(
-    "ROZ_FLOOD_GC_INTERVAL_MS",
-    10,
-    int(0, 1000),
-    "while HTTP/2 streams arrive in a flood (100+ within 100 ms), collect V8's young generation this often (not while V8 marks for a full collection), keeping GC pauses short; the young generation keeps its size meanwhile (0 = off)",
-  ),
-  heapGrowingPercent: setting(
-    "ROZ_HEAP_GROWING_PERCENT",
-    30,
-    offOrInt(10, 1000),
-    "how much V8's old generation may grow, in % of what the last full collection kept, before the next one: 10-1000, or 0 = as V8 decides (its own rule, up to 300 %, or node's --heap-growing-percent)",
   ),
   keepaliveIntervalMs: setting("ROZ_KEEPALIVE_INTERVAL_MS", 15_000, int(100, 3_600_000), "Keepalive message interval on session streams"),
   logLevel: setting("ROZ_LOG_LEVEL", "info", oneOf("fatal", "error", "warn", "info", "debug", "trace", "silent"), "log level"),

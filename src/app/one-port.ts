@@ -35,8 +35,6 @@ export interface OnePortOptions {
    * it, or after `headersTimeoutMs`, the connection is closed.
    */
   maxDrainBytes: number;
-  /** Called for every new HTTP/2 stream as its HEADERS frame is parsed (flood detection). */
-  onStream?: () => void;
   /**
    * A complete answer for a new HTTP/2 stream, known from its headers alone (a refusal), which
    * is then written without dispatching the stream; undefined dispatches it. Asked when the
@@ -225,7 +223,6 @@ export class OnePortServer {
     const reset = perSecondCounter(this.#options.maxResetsPerSecond ?? 0);
     this.#streamRates.watch(session, {
       opened: () => {
-        this.#options.onStream?.();
         if (opened()) this.#calmGently(session);
       },
       reset: () => {
