@@ -54,10 +54,9 @@ import { registerRestJsonParser, restValidatorCompiler } from "./rest-validation
 import { storePersistence } from "./store-persistence.ts";
 import type { Config } from "./config.ts";
 import { loggerOptions } from "./logger.ts";
-import { OnePortServer, type OnePortOptions } from "./one-port.ts";
+import { OnePortServer, type OnePortOptions, pingRoundTrip } from "../transport/index.ts";
 import { parsePermissionRules } from "./permission-rules.ts";
 import { frameworkErrorReply, registerRestErrors } from "./rest-errors.ts";
-import { pingRoundTrip } from "./ping-round-trip.ts";
 import { listenFailure, readSettingFile, storeOpenFailure } from "./startup-errors.ts";
 import { SERVER_VERSION } from "./version.ts";
 
