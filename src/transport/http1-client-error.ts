@@ -12,9 +12,12 @@ const clientErrors: Record<string, { status: number; reason: Reason }> = {
 /**
  * The `clientError` handler of a server that speaks HTTP/1.1: answers requests the parser
  * refused (oversized headers, garbage, header timeouts) with the usual JSON error body and
- * ends the connection.
+ * ends the connection. A client that keeps its own side open after that gets `lingerMs` to
+ * read the answer and close; then the socket is destroyed (ending only our side would hold
+ * the connection for as long as the client wanted). Destroying at once could reset the
+ * connection while the client still sends, losing the answer.
  */
-export function clientErrorAnswer(): (err: Error & { code?: string }, socket: Duplex) => void {
+export function clientErrorAnswer(lingerMs: number): (err: Error & { code?: string }, socket: Duplex) => void {
   return (err, socket) => {
     if (err.code === "ECONNRESET" || !socket.writable) {
       socket.destroy();
@@ -28,5 +31,8 @@ export function clientErrorAnswer(): (err: Error & { code?: string }, socket: Du
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
+    const timer = setTimeout(() => socket.destroy(), lingerMs);
+    timer.unref();
+    socket.once("close", () => clearTimeout(timer));
   };
 }

@@ -33,7 +33,7 @@ export function configureHttp1(server: http.Server, headersTimeoutMs: number): v
   server.headersTimeout = headersTimeoutMs;
   server.keepAliveTimeout = 65_000;
   server.setTimeout(0);
-  server.on("clientError", clientErrorAnswer());
+  server.on("clientError", clientErrorAnswer(headersTimeoutMs));
 }
 
 /**

@@ -22,13 +22,13 @@ export interface OnePortOptions {
    * the whole HTTP/2 preface; TLS: the handshake) and, for HTTP/2, to send its SETTINGS.
    */
   handshakeTimeoutMs: number;
-  /** How long HTTP/1.1 request headers may take to arrive. */
+  /** How long HTTP/1.1 request headers may take to arrive, and an HTTP/2 connection's first stream. */
   headersTimeoutMs: number;
   /** Open connections allowed from one remote address; more are closed at once (0 = no cap). */
   maxConnectionsPerAddress: number;
-  /** HTTP/2 streams a connection may open per second (the rapid-reset guard); beyond it the connection is closed (0 = no cap). */
+  /** HTTP/2 streams a connection may open within any one second (the rapid-reset guard); beyond it the connection is closed (0 = no cap). */
   maxStreamsPerSecond?: number;
-  /** HTTP/2 streams a connection may reset itself per second; beyond it the connection is closed (0 = no cap). */
+  /** HTTP/2 streams a connection may reset itself within any one second; beyond it the connection is closed (0 = no cap). */
   maxResetsPerSecond?: number;
   /**
    * HTTP/1.1: how much of a body left unread when its response was sent (a refused or

@@ -19,7 +19,7 @@ export function nghttp2ResetLimits(maxResetsPerSecond: number): { streamResetBur
 
 /**
  * The HTTP/2 rapid-reset guard: a connection that opens more than `maxStreamsPerSecond`
- * streams, or resets more than `maxResetsPerSecond` of them itself, within a second
+ * streams, or resets more than `maxResetsPerSecond` of them itself, within any one second
  * (opening and resetting costs the client nothing, dispatching costs us) gets
  * GOAWAY(ENHANCE_YOUR_CALM) and is closed (over the opening cap with many streams in flight,
  * after `#calmGently`). Streams are counted as they are parsed (`ParsedStreams`).
