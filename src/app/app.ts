@@ -10,21 +10,17 @@ import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import fastify, { type FastifyInstance } from "fastify";
 import { createAgent, type AgentLimits, type PermissionRule } from "../agent/index.ts";
-import { afterPendingIo } from "../domain/index.ts";
 import { AgentService } from "../gen/roz/v1/agent_pb.js";
 import { createModelCatalog, type ModelCatalog } from "../models/index.ts";
 import {
-  applyRequest,
   AtCapRefusals,
-  startsWork,
   createAgentService,
-  deliverToSession,
-  createSessionRelay,
   encodeGrpcMessagesOf,
   screenToolLists,
   encodeResponse,
   rawRequestKey,
   COMPRESS_MIN_BYTES,
+  relayHostCalls,
   type RpcAuthenticator,
 } from "../rpc/index.ts";
 import { registerReflection } from "../rpc/reflection/index.ts";
@@ -47,7 +43,7 @@ import { createAuthenticator } from "./auth-setup.ts";
 import { EventLoopWatchdog } from "./event-loop-watchdog.ts";
 import type { EventBus } from "../bus/index.ts";
 import { busReadiness, nodeIdOf, openBus } from "./bus-setup.ts";
-import { createSessionRouting } from "./session-routing.ts";
+import { createNodeChannel, createSessionRelay, createSessionRouting } from "../cluster/index.ts";
 import { createMetrics } from "./metrics.ts";
 import { createRateLimits } from "./rate-limit.ts";
 import { registerRestJsonParser, restValidatorCompiler } from "./rest-validation.ts";
@@ -262,7 +258,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
 
   const registry = new SessionRegistry();
   // Only a networked bus has other nodes to route to.
-  const routing = bus.kind === "memory" ? undefined : createSessionRouting(bus, nodeId, registry);
+  const channel = bus.kind === "memory" ? undefined : createNodeChannel(bus, nodeId);
+  const routing = channel && createSessionRouting(channel, registry);
   const openStreams = new Set<SessionStream>();
   const openWatches = new Set<AbortController>();
   let draining = false;
@@ -285,15 +282,11 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   };
   const directory = new SessionDirectory(sessionDeps, registry);
   // Streams of sessions another node owns are relayed over a networked bus.
-  const relay = bus.kind === "memory" ? undefined : createSessionRelay(bus, nodeId);
+  const relay = channel && createSessionRelay(channel);
   if (relay) metrics.observeRelay(relay);
   relay?.host({
     openStream: (principal) => new SessionStream(sessionDeps, registry, directory, principal),
-    apply: async (stream, request) => {
-      if (startsWork(request)) await afterPendingIo();
-      await applyRequest(stream, request, { attached: true }, {}, stream.session?.principal ?? { tenantId: "", scopes: [] });
-    },
-    deliver: (principal, sessionId, request) => deliverToSession({ directory }, principal, sessionId, request),
+    ...relayHostCalls({ directory }),
     track: (stream, open) => {
       if (open) openStreams.add(stream);
       else openStreams.delete(stream);

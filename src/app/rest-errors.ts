@@ -1,6 +1,7 @@
 import type { Http2ServerRequest } from "node:http2";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { errorBody, httpStatusOfReason, type Reason, RozError } from "../errors/index.ts";
+import { grpcPercentEncode } from "../rpc/index.ts";
 
 /** Fastify's own error codes for bad input, mapped to our reasons (their status is the registry's). */
 const fastifyErrors: Record<string, Reason> = {
@@ -107,13 +108,4 @@ function sendRpcUnimplemented(request: FastifyRequest, reply: FastifyReply, mess
     return true;
   }
   return false;
-}
-
-/** gRPC's percent-encoding of `grpc-message`: UTF-8, bytes outside printable ASCII and `%` escaped. */
-function grpcPercentEncode(text: string): string {
-  let out = "";
-  for (const byte of Buffer.from(text, "utf8")) {
-    out += byte >= 0x20 && byte <= 0x7e && byte !== 0x25 ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
-  }
-  return out;
 }
