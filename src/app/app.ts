@@ -41,7 +41,6 @@ import { taskRoutes } from "../../routes/tasks.ts";
 import { teamExtension } from "./team-wiring.ts";
 import { createAuthenticator } from "./auth-setup.ts";
 import { EventLoopWatchdog } from "./event-loop-watchdog.ts";
-import { StreamFloodCollector } from "./stream-flood-gc.ts";
 import type { EventBus } from "../bus/index.ts";
 import { busReadiness, nodeIdOf, openBus } from "./bus-setup.ts";
 import { createNodeChannel, createSessionRelay, createSessionRouting } from "../cluster/index.ts";
@@ -51,10 +50,9 @@ import { registerRestJsonParser, restValidatorCompiler } from "./rest-validation
 import { storePersistence } from "./store-persistence.ts";
 import type { Config } from "./config.ts";
 import { loggerOptions } from "./logger.ts";
-import { OnePortServer, type OnePortOptions } from "./one-port.ts";
+import { OnePortServer, type OnePortOptions, pingRoundTrip } from "../transport/index.ts";
 import { parsePermissionRules } from "./permission-rules.ts";
 import { frameworkErrorReply, registerRestErrors } from "./rest-errors.ts";
-import { pingRoundTrip } from "./ping-round-trip.ts";
 import { listenFailure, readSettingFile, storeOpenFailure } from "./startup-errors.ts";
 import { SERVER_VERSION } from "./version.ts";
 
@@ -138,7 +136,6 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     config.tlsCert && config.tlsKey ? { cert: readSettingFile("ROZ_TLS_CERT", config.tlsCert), key: readSettingFile("ROZ_TLS_KEY", config.tlsKey) } : undefined;
 
   let onePort: OnePortServer | undefined;
-  let streamFlood: StreamFloodCollector | undefined;
   /** Set once the stream slots exist (below): until then every stream is dispatched. */
   let answerEarly: OnePortOptions["answerEarly"];
   const app = fastify({
@@ -157,13 +154,11 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
         maxStreamsPerSecond: config.maxStreamsPerSecond,
         maxResetsPerSecond: config.maxResetsPerSecond,
         maxDrainBytes: config.maxMessageBytes,
-        onStream: () => streamFlood?.noteStream(),
         answerEarly: (headers) => answerEarly?.(headers),
       });
       return onePort.server as unknown as import("node:http").Server;
     },
   });
-  streamFlood = new StreamFloodCollector({ intervalMs: config.floodGcIntervalMs, log: app.log, collections: metrics.floodCollections });
   // Started by listen(): start-up (module loading, migrations) is not a client's block.
   let watchdog: EventLoopWatchdog | undefined;
   app.addHook("onRequest", async (request, reply) => {
@@ -474,7 +469,6 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     async close() {
       draining = true;
       watchdog?.stop();
-      streamFlood?.stop();
       routing?.close();
       relay?.shutdown();
       clearInterval(pruneTimer);
