@@ -1,8 +1,8 @@
 import { principalOf } from "../src/auth/index.ts";
 import { RozError } from "../src/errors/index.ts";
-import { conversationJson } from "../src/rpc/index.ts";
 import type { SessionRegistry } from "../src/session/index.ts";
-import type { Session, SessionStatus, Store } from "../src/store/index.ts";
+import type { JsonValue } from "../src/domain/index.ts";
+import type { Session, SessionStatus, Store, StoredTurn } from "../src/store/index.ts";
 import {
   errorResponses,
   idParams,
@@ -24,6 +24,8 @@ export interface SessionRoutesOptions {
   registry: Pick<SessionRegistry, "get" | "end">;
   /** With several nodes: asks the node that runs a session (not this one) to end it. */
   endOnOwner?: (tenantId: string, sessionId: string, ownerNode: string, reason: string) => Promise<void>;
+  /** A transcript as the wire's conversation messages, in protobuf JSON (the RPC layer's encoding). */
+  conversationJson: (turns: readonly StoredTurn[]) => JsonValue[];
 }
 
 const statuses: SessionStatus[] = ["active", "detached", "completed", "cancelled", "error"];
@@ -118,7 +120,7 @@ const notFound = (id: string) => new RozError("not_found", `session "${id}" not 
  * `cancelled`) but keeps its stored transcript, usage and events: sessions are an audit
  * record, and there is no store operation that erases them.
  */
-export const sessionRoutes: RoutePlugin<SessionRoutesOptions> = async (app, { store, registry, endOnOwner }) => {
+export const sessionRoutes: RoutePlugin<SessionRoutesOptions> = async (app, { store, registry, endOnOwner, conversationJson }) => {
   const config = { scope: "sessions" } as const;
   const tags = ["sessions"];
 

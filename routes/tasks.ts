@@ -1,4 +1,4 @@
-import type { Teams, TaskView } from "../src/app/team-wiring.ts";
+import type { Teams, TaskView } from "../src/teams/index.ts";
 import { principalOf } from "../src/auth/index.ts";
 import { RozError } from "../src/errors/index.ts";
 import type { Task, TaskStatus, Worker } from "../src/store/index.ts";

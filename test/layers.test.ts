@@ -1,6 +1,7 @@
 // The DESIGN.md layer arrows, checked by dependency-cruiser (`npm run lint:layers`, also in
 // CI): the real tree has no violation, and the rules catch imports DESIGN.md forbids.
 import { execFile } from "node:child_process";
+import { createRequire } from "node:module";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -92,9 +93,45 @@ describe("layers (dependency-cruiser)", () => {
           "src/agent/teams.ts",
           "src/domain/models.ts",
           "routes/gen.ts",
+          "routes/app.ts", // nothing imports the composition root
+          "routes/rpc.ts", // routes and rpc are siblings: the app hands routes what they need of rpc
           "web/session.ts",
         ].sort(),
       );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("layer rule sets", () => {
+  it("name only arrows the code uses: a folder's rule set is exactly what it imports", async () => {
+    const { imports, pathOf } = createRequire(import.meta.url)(config).layers as { imports: Record<string, string[]>; pathOf: (folder: string) => string };
+    const result = await run(depcruise, ["--config", config, "--output-type", "json", "src", "routes"], { cwd: repoRoot, maxBuffer: 64 * 1024 * 1024 });
+    const report = JSON.parse(result.stdout) as { modules: { source: string; dependencies: { resolved: string }[] }[] };
+    const folderOf = (path: string): string | undefined => Object.keys(imports).find((folder) => new RegExp(pathOf(folder)).test(path));
+    const used: Record<string, Set<string>> = {};
+    for (const module of report.modules) {
+      const from = folderOf(module.source);
+      if (from === undefined) continue;
+      for (const { resolved } of module.dependencies) {
+        const to = folderOf(resolved);
+        if (to !== undefined && to !== from) (used[from] ??= new Set()).add(to);
+      }
+    }
+    for (const [folder, targets] of Object.entries(imports)) expect([...(used[folder] ?? [])].sort(), folder).toEqual([...targets].sort());
+  });
+
+  it("refuses an import cycle, even of types only", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "roz-cycle-"));
+    try {
+      await writeAt(dir, "src/session/a.ts", 'import type { B } from "./b.ts";\nexport type A = { b?: B };\n');
+      await writeAt(dir, "src/session/b.ts", 'import type { A } from "./a.ts";\nexport type B = { a?: A };\n');
+      await writeFile(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions: { allowImportingTsExtensions: true } }));
+      // depcruise reports a cycle once, at the module it met first.
+      expect((await violations(dir, ["src"])).map((v) => `${v.from} → ${v.to}`)).toEqual([
+        expect.stringMatching(/^src\/session\/[ab]\.ts → src\/session\/[ab]\.ts$/),
+      ]);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -14,6 +14,7 @@ import { AgentService } from "../gen/roz/v1/agent_pb.js";
 import { createModelCatalog, type ModelCatalog } from "../models/index.ts";
 import {
   AtCapRefusals,
+  conversationJson,
   createAgentService,
   encodeGrpcMessagesOf,
   screenToolLists,
@@ -422,7 +423,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
         }),
       });
       await v1.register(environmentRoutes, { store, models });
-      await v1.register(sessionRoutes, { store, registry, ...(routing ? { endOnOwner: routing.endOnOwner } : {}) });
+      await v1.register(sessionRoutes, { store, registry, conversationJson, ...(routing ? { endOnOwner: routing.endOnOwner } : {}) });
       await v1.register(taskRoutes, { teams });
       await v1.register(keyRoutes, { store, onKeyCreated: () => authenticator.keysChanged(), onKeyRevoked: (keyId) => authenticator.keyRevoked(keyId) });
     },

@@ -21,4 +21,3 @@ export function parentSessionOf(link: SessionLink): ParentSession {
 export function teamExtension(teams: Teams): (link: SessionLink) => SessionExtension {
   return (link) => teams.attachSession(parentSessionOf(link));
 }
-export type { Teams, TaskView, NewTaskRequest } from "../teams/index.ts";

@@ -1,5 +1,5 @@
 import { RozError } from "../errors/index.ts";
-import type { Principal } from "../session/index.ts";
+import type { Principal } from "../domain/index.ts";
 import type { Store } from "../store/index.ts";
 import { bearerToken, hashSecret, looksLikeSecret } from "./api-keys.ts";
 import { requireScope, SCOPES } from "./scopes.ts";

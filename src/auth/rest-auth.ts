@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { RozError } from "../errors/index.ts";
-import type { Principal } from "../session/index.ts";
+import type { Principal } from "../domain/index.ts";
 import type { Scope } from "./scopes.ts";
 
 declare module "fastify" {

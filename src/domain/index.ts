@@ -5,6 +5,7 @@
  * without importing the agent.
  */
 export type { JsonObject, JsonValue } from "./json.ts";
+export type { Principal } from "./principal.ts";
 export { addUsage, emptyUsage, type TokenUsage } from "./token-usage.ts";
 export type { PermissionPolicy, PermissionRule } from "./permission-rule.ts";
 export type {

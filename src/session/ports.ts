@@ -3,18 +3,13 @@
  * them to the store, the model catalog and the agent factory.
  */
 import type { Agent, AgentLimits, AgentOptions, ClientTool, PermissionRule, ServerTool, ToolOutcome, TurnRecord } from "../agent/index.ts";
-import type { StoredText } from "../domain/index.ts";
+import type { Principal, StoredText } from "../domain/index.ts";
 import type { ModelCatalog } from "../models/index.ts";
 import type { LoggedEvent, SequencedEvent, SessionEvent, SessionStatus } from "./types.ts";
 
 export type { SessionStatus } from "./types.ts";
 
-/** Who is calling: resolved from the bearer key (or the open-mode principal). */
-export interface Principal {
-  tenantId: string;
-  keyId?: string;
-  scopes: readonly string[];
-}
+export type { Principal } from "../domain/index.ts";
 
 /** An environment as the session needs it. */
 export interface SessionEnvironment {
