@@ -8,7 +8,7 @@
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { createApp } from "../src/app/app.ts";
 import { loadConfig } from "../src/app/config.ts";
-import { MemoryPersistence } from "../src/app/memory-persistence.ts";
+import { MemoryPersistence } from "../test/support/memory-persistence.ts";
 import { heapSpace, prepareHeapForServing } from "../src/app/v8-gc.ts";
 import { startBareServer } from "./bare-server.ts";
 

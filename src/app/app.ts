@@ -28,7 +28,15 @@ import {
   type RpcAuthenticator,
 } from "../rpc/index.ts";
 import { registerReflection } from "../rpc/reflection/index.ts";
-import { SessionDirectory, SessionRegistry, type SessionDeps, type SessionPersistence, SessionStream, StreamSlots } from "../session/index.ts";
+import {
+  SessionDirectory,
+  SessionRegistry,
+  type SessionDeps,
+  type SessionPersistence,
+  SessionStream,
+  StreamSlots,
+  storePersistence,
+} from "../session/index.ts";
 import { healthRoutes } from "../../routes/health.ts";
 import { openapiRoutes } from "../../routes/openapi.ts";
 import { versionRoutes } from "../../routes/version.ts";
@@ -52,7 +60,6 @@ import { createSessionRouting } from "./session-routing.ts";
 import { createMetrics } from "./metrics.ts";
 import { createRateLimits } from "./rate-limit.ts";
 import { registerRestJsonParser, restValidatorCompiler } from "./rest-validation.ts";
-import { storePersistence } from "./store-persistence.ts";
 import type { Config } from "./config.ts";
 import { loggerOptions } from "./logger.ts";
 import { OnePortServer, type OnePortOptions } from "./one-port.ts";
