@@ -49,6 +49,7 @@ export interface App {
    * Stops accepting; running turns get the grace period to finish (then they are
    * interrupted); every live session is stored and detached (resumable by the next process),
    * open streams end with UNAVAILABLE; then everything closes. Idle streams cost no wait.
+   * A step that fails is logged and the others still run.
    */
   close(): Promise<void>;
 }
