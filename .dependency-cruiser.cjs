@@ -30,10 +30,12 @@ const below = {
 const appTier = ["app", "rpc", "auth", "cli", "session", "teams", ...below.session, "gen"];
 /** Folders under src/ each layer may import, besides itself and the leaves. */
 const layers = {
-  app: [...appTier, "ROUTES"],
+  app: [...appTier, "cluster", "ROUTES"],
   cli: appTier,
   rpc: appTier,
   auth: ["session", ...below.session],
+  // node-to-node routing and relay over the bus (DESIGN.md: beside src/rpc, above src/session)
+  cluster: ["session", "bus"],
   ...below,
   domain: [],
   errors: [],

@@ -1,6 +1,6 @@
 import type { PermissionEvaluator } from "./permissions.ts";
 import type { PendingMap, Settled } from "./pending.ts";
-import type { JsonObject } from "../models/index.ts";
+import { argumentsFault, type JsonObject } from "../models/index.ts";
 import { applyModifier } from "./modifier.ts";
 import type { AgentEvent, ApprovalQuestion, ClientTool, PermissionAnswer, PermissionOutcome, ToolDeniedReason } from "./types.ts";
 import type { ToolUse } from "./turn-messages.ts";
@@ -8,7 +8,7 @@ import type { ToolUse } from "./turn-messages.ts";
 /** A tool call planned for dispatch; `tool` is undefined when the model named an unknown tool. */
 export interface PlannedCall extends ToolUse {
   tool: ClientTool | undefined;
-  /** Set when the model's arguments were not a JSON object: the call is refused. */
+  /** Set when the model's arguments were not a JSON object: the call is refused (so is one nested too deep). */
   invalidArguments?: string;
 }
 
@@ -33,13 +33,8 @@ export function screenCalls(calls: readonly PlannedCall[], evaluator: Permission
     if (call.tool === undefined) {
       return { run: false, permission: "unknown_tool", message: `unknown tool "${call.name}": no such tool is available` };
     }
-    if (call.invalidArguments !== undefined) {
-      return {
-        run: false,
-        permission: "invalid_arguments",
-        message: `the arguments of tool "${call.name}" are not a JSON object: ${call.invalidArguments.slice(0, 200)}`,
-      };
-    }
+    const fault = argumentsFault(call.parameters, call.invalidArguments);
+    if (fault !== undefined) return { run: false, permission: "invalid_arguments", message: `the arguments of tool "${call.name}" ${fault}` };
     const { policy, rule } = evaluator.decide(call.tool);
     if (policy === "allow") return { run: true, permission: "allowed" };
     const reason = rule.reason !== undefined && rule.reason !== "" ? rule.reason : undefined;

@@ -1,11 +1,10 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { EventBus } from "../bus/index.ts";
-import { afterPendingIo } from "../domain/index.ts";
-import { applyRequest, createSessionRelay, deliverToSession, type SessionRelay, startsWork } from "../rpc/index.ts";
+import { createNodeChannel, createSessionRelay, createSessionRouting, type SessionRelay, type SessionRouting } from "../cluster/index.ts";
+import { relayHostCalls } from "../rpc/index.ts";
 import { SessionStream } from "../session/index.ts";
 import type { Lifecycle } from "./lifecycle.ts";
 import type { Metrics } from "./metrics.ts";
-import { createSessionRouting, type SessionRouting } from "./session-routing.ts";
 import type { Sessions } from "./sessions-setup.ts";
 
 /** How this node reaches the sessions other nodes run; both absent on the in-memory bus (no other nodes). */
@@ -21,17 +20,15 @@ export function wireCluster(bus: EventBus, nodeId: string, sessions: Sessions, m
   // Only a networked bus has other nodes to route to.
   if (bus.kind === "memory") return {};
   const { deps, registry, directory, openStreams } = sessions;
-  const routing = createSessionRouting(bus, nodeId, registry);
+  const channel = createNodeChannel(bus, nodeId);
+  const routing = createSessionRouting(channel, registry);
   lifecycle.onClose("session routing", () => routing.close());
-  const relay = createSessionRelay(bus, nodeId);
+  // Streams of sessions another node owns are relayed over a networked bus.
+  const relay = createSessionRelay(channel);
   metrics.observeRelay(relay);
   relay.host({
     openStream: (principal) => new SessionStream(deps, registry, directory, principal),
-    apply: async (stream, request) => {
-      if (startsWork(request)) await afterPendingIo();
-      await applyRequest(stream, request, { attached: true }, {}, stream.session?.principal ?? { tenantId: "", scopes: [] });
-    },
-    deliver: (principal, sessionId, request) => deliverToSession({ directory }, principal, sessionId, request),
+    ...relayHostCalls({ directory }),
     track: (stream, open) => {
       if (open) openStreams.add(stream);
       else openStreams.delete(stream);

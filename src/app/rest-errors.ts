@@ -3,6 +3,7 @@ import type { Http2ServerRequest } from "node:http2";
 import type { Duplex } from "node:stream";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { httpStatusOfReason, type Reason, reasons, RozError } from "../errors/index.ts";
+import { grpcPercentEncode } from "../rpc/index.ts";
 
 /** The JSON body of every REST error: `{"error":{"code","message","details?"}}`. */
 export function errorBody(code: string, message: string, details?: Record<string, unknown>) {
@@ -140,13 +141,4 @@ function sendRpcUnimplemented(request: FastifyRequest, reply: FastifyReply, mess
     return true;
   }
   return false;
-}
-
-/** gRPC's percent-encoding of `grpc-message`: UTF-8, bytes outside printable ASCII and `%` escaped. */
-function grpcPercentEncode(text: string): string {
-  let out = "";
-  for (const byte of Buffer.from(text, "utf8")) {
-    out += byte >= 0x20 && byte <= 0x7e && byte !== 0x25 ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
-  }
-  return out;
 }

@@ -14,6 +14,7 @@ import { taskRoutes } from "../../routes/tasks.ts";
 import { versionRoutes } from "../../routes/version.ts";
 import { type Authenticator, registerRestAuth } from "../auth/index.ts";
 import type { EventBus } from "../bus/index.ts";
+import type { SessionRouting } from "../cluster/index.ts";
 import type { ModelCatalog } from "../models/index.ts";
 import type { RpcAuthenticator } from "../rpc/index.ts";
 import type { SessionRegistry } from "../session/index.ts";
@@ -26,7 +27,6 @@ import type { Metrics } from "./metrics.ts";
 import type { RateLimits } from "./rate-limit.ts";
 import { registerRestErrors } from "./rest-errors.ts";
 import { registerRestJsonParser, restValidatorCompiler } from "./rest-validation.ts";
-import type { SessionRouting } from "./session-routing.ts";
 import { SERVER_VERSION } from "./version.ts";
 
 /** The console's build output in this installation (`npm run build:web` writes it). */

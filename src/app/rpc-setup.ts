@@ -4,16 +4,9 @@ import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import type { FastifyInstance } from "fastify";
 import type { Authenticator } from "../auth/index.ts";
 import { AgentService } from "../gen/roz/v1/agent_pb.js";
-import {
-  AtCapRefusals,
-  COMPRESS_MIN_BYTES,
-  createAgentService,
-  encodeGrpcMessagesOf,
-  type RpcAuthenticator,
-  screenToolLists,
-  type SessionRelay,
-} from "../rpc/index.ts";
+import { AtCapRefusals, COMPRESS_MIN_BYTES, createAgentService, encodeGrpcMessagesOf, type RpcAuthenticator, screenToolLists } from "../rpc/index.ts";
 import { registerReflection } from "../rpc/reflection/index.ts";
+import type { SessionRelay } from "../cluster/index.ts";
 import { StreamSlots } from "../session/index.ts";
 import type { Teams } from "../teams/index.ts";
 import type { Config } from "./config.ts";

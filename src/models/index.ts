@@ -13,3 +13,4 @@ export { missingResultText } from "./tool-pairing.ts";
 export { providerToolNames, withProviderToolNames, PROVIDER_TOOL_NAME, type ToolNameMap } from "./tool-names.ts";
 export { AnthropicModel, type AnthropicModelOptions } from "./anthropic/model.ts";
 export { MAX_JSON_DEPTH, tooDeepAt, tooDeepInText } from "./json-depth.ts";
+export { argumentsFault } from "./tool-arguments.ts";

@@ -1,13 +1,13 @@
 import type { IncomingHttpHeaders } from "node:http2";
 import { toBinary } from "@bufbuild/protobuf";
-import { type Compression, compressionNegotiate, createMethodUrl, encodeEnvelope } from "@connectrpc/connect/protocol";
-import { contentTypeProto, parseContentType, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import { type Compression, compressionNegotiate, createMethodUrl } from "@connectrpc/connect/protocol";
+import { contentTypeProto, parseContentType } from "@connectrpc/connect/protocol-grpc";
 import type { RozError } from "../errors/index.ts";
 import type { Principal, StreamSlots } from "../session/index.ts";
 import { AgentService, SessionResponseSchema } from "../gen/roz/v1/agent_pb.js";
 import { toConnectError } from "./connect-errors.ts";
 import { type EventFormat, eventFormatHeader, eventFormatOf } from "./event-format.ts";
-import { grpcMessageValue } from "./grpc-message.ts";
+import { envelopes, grpcStatusTrailers } from "./framing.ts";
 import { createResponseEncoder, refusalResponses } from "./responses.ts";
 
 /** A complete response, written as it is: no handler runs for it. */
@@ -50,8 +50,8 @@ interface Remembered {
 /**
  * Refuses the gRPC session streams of a key that is at its stream cap before they are routed.
  * A client that opens streams as fast as it is refused (one key, thousands of streams) makes
- * each of them cost the whole pipeline, Fastify's request and connect's handler (some 100 KB
- * of garbage, the source of most GC pauses in such a flood), only to get `resource_exhausted`.
+ * each of them cost the whole pipeline, Fastify's request and connect's handler (the garbage
+ * behind most GC pauses in such a flood), only to get `resource_exhausted`.
  *
  * A credential is remembered when a stream of its key was refused for the cap through the full
  * path (`remember`). Its next streams get the same answer from `answer`, built from the same
@@ -157,22 +157,18 @@ function grpcCallOf(
 /** What connect's gRPC handler sends for a call `openSessionCall` refuses with `error`, but for the headers. */
 interface RefusalParts {
   error: RozError;
-  /** The status trailers, `grpc-message` encoded as the protocol says (as `encodeGrpcMessagesOf` does). */
+  /** The status trailers, `grpc-message` encoded as the protocol says (as `encodeGrpcMessagesOf` makes connect's). */
   trailers: Record<string, string>;
   /** The in-band error in the flat format (the same bytes on every stream). */
   flatBody: Uint8Array;
 }
 
 function refusalParts(error: RozError): RefusalParts {
-  const trailers: Record<string, string> = {};
-  setTrailerStatus(new Headers(), toConnectError(error)).forEach((value, name) => {
-    trailers[name] = name === "grpc-message" ? grpcMessageValue(value) : value;
-  });
-  return { error, trailers, flatBody: inBandError("flat", error) };
+  return { error, trailers: grpcStatusTrailers(toConnectError(error)), flatBody: inBandError("flat", error) };
 }
 
 /** The in-band error (seq 0) in `format`, as enveloped gRPC messages, uncompressed (they are below the compression threshold). */
 function inBandError(format: EventFormat, error: RozError): Uint8Array {
   const messages = refusalResponses(createResponseEncoder(format), error);
-  return Buffer.concat(messages.map((message) => encodeEnvelope(0, toBinary(SessionResponseSchema, message))));
+  return envelopes(messages.map((message) => toBinary(SessionResponseSchema, message)));
 }

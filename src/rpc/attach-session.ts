@@ -5,7 +5,8 @@ import type { AttachSessionRequest, SessionResponse } from "../gen/roz/v1/agent_
 import { toConnectError } from "./connect-errors.ts";
 import { commandFromWire } from "./from-wire.ts";
 import { StreamRoute } from "./stream-route.ts";
-import { credentialCheck, openSessionCall, type SessionCall, type StreamSessionDeps, writeStream } from "./stream-session.ts";
+import { credentialCheck } from "./credential-recheck.ts";
+import { openSessionCall, type SessionCall, type StreamSessionDeps, writeStream } from "./stream-session.ts";
 
 /** How often, at least this far apart, an AttachSession stream re-checks its key (it sends no requests to check on). */
 const MIN_ATTACHED_RECHECK_MS = 250;

@@ -1,28 +1,10 @@
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import { type ResponseBody, rawRequestKey } from "./context-values.ts";
-import { ENVELOPE_HEADER_BYTES, writeEnvelopeHeader } from "./envelope-header.ts";
+import { envelopes } from "./framing.ts";
 import { isJsonCall } from "./response-writer.ts";
 
 /** Messages from this size on are compressed when the client accepts it (connect's `compressMinBytes`). */
 export const COMPRESS_MIN_BYTES = 1024;
-
-/**
- * The messages as one chunk of enveloped messages. gRPC, gRPC-Web and the Connect streaming
- * protocol frame a message alike: flags 0 (not compressed, as connect sends a message under
- * COMPRESS_MIN_BYTES whatever encoding was negotiated), the length, the bytes.
- */
-export function envelopes(messages: readonly Uint8Array[]): Uint8Array {
-  let size = 0;
-  for (const m of messages) size += ENVELOPE_HEADER_BYTES + m.length;
-  const chunk = Buffer.allocUnsafe(size);
-  let at = 0;
-  for (const m of messages) {
-    writeEnvelopeHeader(chunk, at, 0, m.length);
-    chunk.set(m, at + ENVELOPE_HEADER_BYTES);
-    at += ENVELOPE_HEADER_BYTES + m.length;
-  }
-  return chunk;
-}
 
 /**
  * Writes a binary call's responses straight onto its HTTP/2 stream, past connect's per-message

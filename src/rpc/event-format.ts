@@ -7,7 +7,7 @@ export type EventFormat = (typeof eventFormats)[number];
 /** The request metadata with which a stream chooses its format. */
 export const eventFormatHeader = "roz-event-format";
 
-const isEventFormat = (s: string): s is EventFormat => (eventFormats as readonly string[]).includes(s);
+export const isEventFormat = (s: string): s is EventFormat => (eventFormats as readonly string[]).includes(s);
 
 /**
  * The format a streaming call asked for in its `roz-event-format` metadata (case and

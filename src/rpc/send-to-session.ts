@@ -1,9 +1,15 @@
-import { create } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
 import { afterPendingIo } from "../domain/index.ts";
 import { RozError, toRozError } from "../errors/index.ts";
 import { isUuid, type Principal } from "../session/index.ts";
-import { type SendToSessionRequest, type SendToSessionResponse, SendToSessionResponseSchema, type SessionRequest } from "../gen/roz/v1/agent_pb.js";
+import {
+  type SendToSessionRequest,
+  type SendToSessionResponse,
+  SendToSessionResponseSchema,
+  type SessionRequest,
+  SessionRequestSchema,
+} from "../gen/roz/v1/agent_pb.js";
 import { toConnectError } from "./connect-errors.ts";
 import { commandFromWire } from "./from-wire.ts";
 import { type StreamSessionDeps, startsWork } from "./stream-session.ts";
@@ -48,7 +54,7 @@ export async function deliverToSession(
   const located = await deps.directory.find(principal, sessionId);
   if (located.kind === "remote") {
     if (!deps.relay) throw new RozError("unavailable", "the session is running on another node; retry on that node");
-    return deps.relay.deliver(located.nodeId, principal, sessionId, request);
+    return deps.relay.deliver(located.nodeId, principal, sessionId, toBinary(SessionRequestSchema, request));
   }
   if (located.kind === "ended" || (located.session.status !== "active" && located.session.status !== "detached")) {
     throw new RozError("session_ended", `session "${sessionId}" has ended`);

@@ -1,8 +1,9 @@
+import { toBinary } from "@bufbuild/protobuf";
 import { type RozError, toRozError } from "../errors/index.ts";
 import { type Principal, SessionStream } from "../session/index.ts";
-import type { SessionRequest } from "../gen/roz/v1/agent_pb.js";
+import { type SessionRequest, SessionRequestSchema } from "../gen/roz/v1/agent_pb.js";
 import type { EventFormat } from "./event-format.ts";
-import type { RelayedStream } from "./session-relay.ts";
+import type { RelayedStream } from "./relay-port.ts";
 import type { StreamSessionDeps } from "./stream-session.ts";
 
 /** How long a relocating stream waits between two looks for its session. */
@@ -89,7 +90,7 @@ export class StreamRoute {
    */
   send(request: SessionRequest, applyLocally: ApplyLocally): StepResult {
     return this.#deliver(
-      (relayed) => relayed.forward(request),
+      (relayed) => relayed.forward(toBinary(SessionRequestSchema, request)),
       (stream) => applyLocally(stream, request),
     );
   }

@@ -1,6 +1,6 @@
 import type { HandlerContext } from "@connectrpc/connect";
 import { afterPendingIo } from "../domain/index.ts";
-import { RozError, toRozError } from "../errors/index.ts";
+import { toRozError } from "../errors/index.ts";
 import {
   type Principal,
   type SessionCommand,
@@ -16,11 +16,12 @@ import type { AtCapRefusals } from "./at-cap-refusals.ts";
 import { fromConnectError, toConnectError } from "./connect-errors.ts";
 import { rawRequestKey, type RpcAuthenticator } from "./context-values.ts";
 import type { EventFormat } from "./event-format.ts";
+import { credentialCheck } from "./credential-recheck.ts";
 import { commandFromWire } from "./from-wire.ts";
 import { encoderOf, refusalResponses } from "./responses.ts";
 import { EnvelopeWriter } from "./envelope-writer.ts";
 import { createStreamWriter, isJsonCall, preEncoded, type StreamWriter } from "./response-writer.ts";
-import type { SessionRelay } from "./session-relay.ts";
+import { type RelayPort, relayedResponse } from "./relay-port.ts";
 import { type ApplyLocally, type StepResult, StreamRoute } from "./stream-route.ts";
 
 export interface StreamSessionDeps {
@@ -56,7 +57,7 @@ export interface StreamSessionDeps {
   /** Told about each request before it is handled (the event-loop watchdog names what ran). */
   noteOperation?: (operation: Record<string, unknown>) => void;
   /** Relays streams of sessions that other nodes own (absent on a single node). */
-  relay?: SessionRelay;
+  relay?: RelayPort;
   /**
    * How long a relayed stream whose owner was lost looks for the session's new place (another
    * node, or this one once the old owner's heartbeat expired) before it ends with UNAVAILABLE.
@@ -72,39 +73,6 @@ const commandTypes: Partial<Record<NonNullable<SessionRequest["request"]["case"]
   toolResult: "tool_result",
   registerTools: "register_tools",
 };
-
-/**
- * The re-check of a stream's credentials before each request (at most every
- * `credentialRecheckMs`, and at once after a key was revoked or rotated through this process):
- * undefined when no check is due (the common case, answered without a promise), else resolves
- * with the `unauthenticated` error once the key was revoked, expired or lost its scope, or
- * undefined. A failure of the store itself does not end the stream (the request will meet the
- * same store anyway).
- */
-export function credentialCheck(
-  deps: StreamSessionDeps,
-  authorization: string | null,
-  keyId: string | undefined,
-): () => Promise<RozError | undefined> | undefined {
-  const every = deps.credentialRecheckMs;
-  const revocations = (): number => (keyId === undefined ? 0 : (deps.revocationsOf?.(keyId) ?? 0));
-  let checkedAt = Date.now();
-  let revocationsSeen = revocations();
-  const check = async (): Promise<RozError | undefined> => {
-    // Taken before the lookup: a revocation while it runs makes the next request check again.
-    revocationsSeen = revocations();
-    try {
-      await deps.authenticate(authorization, "sessions");
-      checkedAt = Date.now();
-      return undefined;
-    } catch (err) {
-      const error = toRozError(err);
-      if (error.code !== "unauthenticated" && error.code !== "permission_denied") return undefined;
-      return new RozError("unauthenticated", `${error.message}: this stream's credentials are no longer valid`);
-    }
-  };
-  return () => (every === undefined || (Date.now() - checkedAt < every && revocations() === revocationsSeen) ? undefined : check());
-}
 
 /** A session call that passed its checks: who calls, and how its responses are written. */
 export interface SessionCall {
@@ -177,7 +145,7 @@ export async function* writeStream(route: StreamRoute, call: SessionCall, ctx: H
       const remote = route.relayed;
       if (remote === undefined) return;
       try {
-        yield* remote.responses(isJsonCall(ctx));
+        yield* remote.responses(relayedResponse(isJsonCall(ctx)));
         return;
       } catch (err) {
         const error = toRozError(err);

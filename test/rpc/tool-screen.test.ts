@@ -3,7 +3,7 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { Code } from "@connectrpc/connect";
 import { AttachSessionRequestSchema, SendToSessionRequestSchema, SessionRequestSchema } from "../../src/gen/roz/v1/agent_pb.js";
-import { cutToolLists, screenedEnvelopes, screenToolLists } from "../../src/rpc/tool-screen.ts";
+import { cutToolLists, screenedEnvelopes, screenToolLists } from "../../src/rpc/screens/index.ts";
 import { grpcFrame, parseGrpcFrames } from "../server/raw-h2.ts";
 import { type SessionRequestInit, sessionRequestBytes as bytesOf } from "../support/session-client.ts";
 import { rq, tool } from "../support/session-protocol.ts";
