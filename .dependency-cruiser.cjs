@@ -11,8 +11,9 @@
  * above it. `src/app` is the composition root: it also wires routes/ and src/rpc.
  * `src/store` and `src/bus` are the bottom; `src/teams` keeps its task records in the store.
  * Leaves below everything: `src/domain` (records shared by several layers: a turn, a
- * permission rule, token usage; and the few runtime helpers they share: waiting for the
- * loop's next poll, V8's `gc()`) and `src/errors`. Code generated from proto/ (`src/gen`)
+ * permission rule, token usage; and the runtime helper they share: waiting for the loop's
+ * next poll) and `src/errors`. `src/transport` (the one port and its guards) is wired by
+ * src/app and imports only the leaves. Code generated from proto/ (`src/gen`)
  * is for src/rpc and src/app only: no protobuf type below src/rpc, and routes/ leave protobuf
  * JSON to src/rpc.
  * Not drawn in DESIGN.md: `src/auth` (API keys; used by app, routes and the CLI, it uses the
@@ -30,12 +31,13 @@ const below = {
 const appTier = ["app", "rpc", "auth", "cli", "session", "teams", ...below.session, "gen"];
 /** Folders under src/ each layer may import, besides itself and the leaves. */
 const layers = {
-  app: [...appTier, "cluster", "ROUTES"],
+  app: [...appTier, "transport", "cluster", "ROUTES"],
   cli: appTier,
   rpc: appTier,
   auth: ["session", ...below.session],
   // node-to-node routing and relay over the bus (DESIGN.md: beside src/rpc, above src/session)
   cluster: ["session", "bus"],
+  transport: [],
   ...below,
   domain: [],
   errors: [],

@@ -6,10 +6,10 @@
  * `--cpu-prof` writes its profile).
  */
 import { monitorEventLoopDelay } from "node:perf_hooks";
+import { getHeapSpaceStatistics } from "node:v8";
 import { createApp } from "../src/app/app.ts";
 import { loadConfig } from "../src/app/config.ts";
 import { MemoryPersistence } from "../test/support/memory-persistence.ts";
-import { heapSpace, prepareHeapForServing } from "../src/app/v8-gc.ts";
 import { startBareServer } from "./bare-server.ts";
 
 /** What the parent asks the child to host. */
@@ -58,7 +58,6 @@ async function main(): Promise<void> {
   } else {
     const config = loadConfig(spec.env ?? {});
     const app = await createApp(config, spec.persistence === "memory" ? { persistence: new MemoryPersistence() } : {});
-    prepareHeapForServing(config.heapGrowingPercent); // as `roz` does before it listens
     url = await app.listen();
     close = () => app.close();
     sessions = () => app.registry.all().length;
@@ -79,7 +78,7 @@ async function main(): Promise<void> {
             cpuSystemUs: cpu.system,
             heapUsed: mem.heapUsed,
             heapTotal: mem.heapTotal,
-            youngTotal: heapSpace("new_space").size,
+            youngTotal: getHeapSpaceStatistics().find((space) => space.space_name === "new_space")?.space_size ?? 0,
             external: mem.external,
             sessions: sessions(),
             loopDelayP99Ms: loopDelay.percentile(99) / 1e6,

@@ -3,7 +3,6 @@
  * Configuration comes from the environment (see `--help`).
  */
 import { helpText, loadConfig, unknownVariableWarnings } from "./app/config.ts";
-import { prepareHeapForServing } from "./app/v8-gc.ts";
 import { RozError } from "./errors/index.ts";
 import { KEYS_USAGE, runHealthcheck, runKeysCommand } from "./cli/index.ts";
 
@@ -53,14 +52,6 @@ async function main(argv: string[]): Promise<number> {
   };
   process.once("SIGTERM", () => stop("SIGTERM"));
   process.once("SIGINT", () => stop("SIGINT"));
-  const startupGarbage = prepareHeapForServing(config.heapGrowingPercent);
-  if (startupGarbage) {
-    const mb = (bytes: number): number => Math.round(bytes / 1_048_576);
-    app.fastify.log.info(
-      { rssBeforeMb: mb(startupGarbage.rssBefore), rssAfterMb: mb(startupGarbage.rssAfter), ms: Math.round(startupGarbage.ms) },
-      "returned start-up garbage to the system",
-    );
-  }
   const url = await app.listen();
   if (app.models.offline) {
     app.fastify.log.warn(

@@ -1,13 +1,14 @@
+import { AsyncQueue } from "../domain/index.ts";
 import { RozError } from "../errors/index.ts";
 import type { JsonObject, ModelMessage } from "../models/index.ts";
-import { EventChannel } from "./event-channel.ts";
-import { AGENT_FAILURE, runTurnLoop } from "./loop.ts";
+import { runTurnLoop } from "./loop.ts";
 import { PendingMap } from "./pending.ts";
 import { createPermissionEvaluator, type PermissionEvaluator } from "./permissions.ts";
 import { assembleSystem } from "./prompt.ts";
 import { TokenCounter } from "./tokens.ts";
 import { ToolCallIds } from "./tool-call-ids.ts";
 import { applyRegistration, mergeByName } from "./tool-registry.ts";
+import { AGENT_FAILURE } from "./turn-error.ts";
 import { TurnTally } from "./turn-tally.ts";
 import type { Agent, AgentEvent, AgentOptions, ClientTool, Delivery, PermissionAnswer, PermissionRule, ServerTool, ToolOutcome, TurnInput } from "./types.ts";
 
@@ -76,7 +77,7 @@ class SessionAgent implements Agent {
     if (this.#turn !== undefined) throw new RozError("turn_in_progress");
     const turn: RunningTurn = { controller: new AbortController(), results: new PendingMap(), approvals: new PendingMap() };
     this.#turn = turn;
-    const channel = new EventChannel<AgentEvent>(() => turn.controller.abort("the consumer stopped reading"));
+    const channel = new AsyncQueue<AgentEvent>({ closeOnReturn: true, onClose: () => turn.controller.abort("the consumer stopped reading") });
     let completed = false;
     const emit = (event: AgentEvent): void => {
       if (completed) return;
@@ -88,7 +89,7 @@ class SessionAgent implements Agent {
       completed = true;
       this.#endTurn(turn);
       channel.push(event);
-      channel.close();
+      channel.end();
     };
 
     const hasOwnContext = input.systemContext !== undefined && input.systemContext !== "";

@@ -1,4 +1,3 @@
-import { RozError } from "../errors/index.ts";
 import type { ModelMessage, ResolvedModel } from "../models/index.ts";
 import { createActivityReporter } from "./activity.ts";
 import { compactHistory } from "./compaction.ts";
@@ -10,11 +9,13 @@ import { buildUserMessage, toolDefinitions } from "./prompt.ts";
 import { MAX_CYCLES_SYSTEM, SUMMARY_SYSTEM, renderTranscript } from "./summary.ts";
 import type { TokenCounter } from "./tokens.ts";
 import type { ToolCallIds } from "./tool-call-ids.ts";
-import { dispatchTools, toolDenied } from "./tool-dispatch.ts";
+import { dispatchTools } from "./tool-dispatch.ts";
 import { awaitApprovals, needsApproval, screenCalls, type PlannedCall, type Screening, type Verdict } from "./tool-gate.ts";
-import { assistantMessage, toolResultMessage } from "./turn-messages.ts";
+import { TurnConversation } from "./turn-conversation.ts";
+import { AGENT_FAILURE, modelError, type TurnError } from "./turn-error.ts";
+import { assistantMessage } from "./turn-messages.ts";
 import { TurnTally } from "./turn-tally.ts";
-import type { AgentEvent, AgentLimits, ClientTool, PermissionAnswer, ServerTool, StopReason, ToolOutcome, TurnInput, TurnRecord } from "./types.ts";
+import type { AgentEvent, AgentLimits, ClientTool, PermissionAnswer, ServerTool, StopReason, ToolOutcome, TurnInput } from "./types.ts";
 
 /** Everything one turn needs, fixed for the turn except `tools()` (registrations may land mid-turn). */
 export interface TurnDeps {
@@ -42,12 +43,6 @@ export interface TurnDeps {
   onAgentError: (error: unknown) => void;
 }
 
-/** The errors the loop itself ends a turn with (`interrupted` is set by the session layer). */
-type TurnError = NonNullable<TurnRecord["error"]> & { code: "model_error" | "agent_error" };
-
-/** What the client is told when the agent's own code failed (the cause goes to `onAgentError`). */
-export const AGENT_FAILURE: Readonly<TurnError> = Object.freeze({ code: "agent_error", message: "the agent failed", retryable: false });
-
 /** Observation calls of an OODA cycle, or the model's own calls. */
 type Purpose = "observe" | "act";
 
@@ -72,7 +67,7 @@ class TurnLoop {
   readonly #deps: TurnDeps;
   readonly #tally: TurnTally;
   readonly #activity: ReturnType<typeof createActivityReporter>;
-  #messages: ModelMessage[];
+  readonly #conversation: TurnConversation;
   #cycles = 0;
   #failedCycles = 0;
 
@@ -81,13 +76,14 @@ class TurnLoop {
     this.#tally = new TurnTally(deps.input, Date.now());
     this.#activity = createActivityReporter(deps.emit);
     const { input, model } = deps;
-    this.#messages = [...deps.history, buildUserMessage(input.content, input.context, model.supportsImages)];
+    const messages = [...deps.history, buildUserMessage(input.content, input.context, model.supportsImages)];
+    this.#conversation = new TurnConversation(messages, this.#tally, deps.publish);
   }
 
   async run(): Promise<void> {
     let step: Step = { kind: "run_again", observed: false };
     try {
-      this.#publish();
+      this.#conversation.publish();
       while (step.kind !== "final" && step.kind !== "cancelled") step = await this.#next(step);
     } catch (err) {
       this.#deps.onAgentError(err);
@@ -133,7 +129,7 @@ class TurnLoop {
     return this.#reportedCall({
       model: deps.model,
       system,
-      messages: this.#messages,
+      messages: this.#conversation.messages,
       tools,
       maxOutputTokens: deps.limits.maxOutputTokens,
       signal: deps.signal,
@@ -160,19 +156,19 @@ class TurnLoop {
           tool: byName.get(c.name),
           invalidArguments: c.invalidArguments,
         }));
-    this.#keepReply(assistantMessage(result.text, result.thinking, result.thinkingSignature, calls));
+    this.#conversation.keepReply(assistantMessage(result.text, result.thinking, result.thinkingSignature, calls));
     if (result.end.kind === "aborted") {
-      this.#closeUnrun(calls, "cancelled");
+      this.#conversation.closeUnrun(calls, "cancelled", deps.emit);
       return { kind: "cancelled" };
     }
     if (result.end.kind === "failed") {
-      this.#closeUnrun(calls, "not run: the model call failed");
+      this.#conversation.closeUnrun(calls, "not run: the model call failed", deps.emit);
       return { kind: "final", stopReason: "error", error: modelError(result.end.error) };
     }
     // A refusal (content_filter) ends the turn as end_turn; the note tells the client why.
     if (result.finish === "content_filter") this.#activity("thinking", "refusal: the model declined to answer");
     if (calls.length === 0) {
-      this.#publish();
+      this.#conversation.publish();
       return { kind: "final", stopReason: truncated ? "max_tokens" : "end_turn" };
     }
     return this.#plan("act", calls);
@@ -180,7 +176,7 @@ class TurnLoop {
 
   /** Starts tool calls, appending the assistant message for observation calls we make ourselves. */
   #plan(purpose: Purpose, calls: PlannedCall[]): Step {
-    if (purpose === "observe") this.#messages.push(assistantMessage("", "", undefined, calls)!);
+    if (purpose === "observe") this.#conversation.addObservation(calls);
     const screenings = screenCalls(calls, this.#deps.evaluator);
     if (needsApproval(screenings)) return { kind: "awaiting_approval", purpose, calls, screenings };
     return { kind: "awaiting_tools", purpose, calls, verdicts: screenings as Verdict[] };
@@ -209,9 +205,7 @@ class TurnLoop {
       emit: deps.emit,
       onRequest: (name) => this.#activity("calling_tool", name, step.purpose === "observe" ? { observing: true } : {}),
     });
-    this.#messages.push(toolResultMessage(done.map((d) => d.result)));
-    this.#tally.addToolCalls(done.map((d) => d.record));
-    this.#publish();
+    this.#conversation.addToolResults(done);
     if (deps.signal.aborted) return { kind: "cancelled" };
     if (step.purpose === "observe") return { kind: "run_again", observed: true };
     this.#failedCycles = done.every((d) => d.result.isError) ? this.#failedCycles + 1 : 0;
@@ -224,8 +218,8 @@ class TurnLoop {
   async #closingCall(): Promise<Step> {
     this.#activity("thinking");
     const result = await this.#callModel([...this.#deps.system, MAX_CYCLES_SYSTEM], []);
-    this.#keepReply(assistantMessage(result.text, result.thinking, result.thinkingSignature, []));
-    this.#publish();
+    this.#conversation.keepReply(assistantMessage(result.text, result.thinking, result.thinkingSignature, []));
+    this.#conversation.publish();
     if (result.end.kind === "aborted") return { kind: "cancelled" };
     if (result.end.kind === "failed") return { kind: "final", stopReason: "error", error: modelError(result.end.error) };
     return { kind: "final", stopReason: "max_cycles" };
@@ -239,38 +233,15 @@ class TurnLoop {
     return result;
   }
 
-  /** Appends a model's reply to the conversation; the record keeps its thinking as sent back. */
-  #keepReply(reply: ModelMessage | undefined): void {
-    if (reply === undefined) return;
-    this.#messages.push(reply);
-    this.#tally.addReply(reply);
-  }
-
-  /** Answers tool uses that will never run, so the history stays valid. */
-  #closeUnrun(calls: readonly PlannedCall[], message: string): void {
-    if (calls.length > 0) {
-      const now = Date.now();
-      for (const c of calls) this.#deps.emit(toolDenied(c, "cancelled", message));
-      this.#messages.push(toolResultMessage(calls.map((c) => ({ id: c.id, name: c.name, content: message, isError: true }))));
-      this.#tally.addToolCalls(
-        calls.map((c) => ({ id: c.id, name: c.name, parameters: c.parameters, permission: "cancelled", error: message, startedAt: now, endedAt: now })),
-      );
-    }
-    this.#publish();
-  }
-
   async #compact(): Promise<void> {
     const deps = this.#deps;
-    const { messages, applied } = await compactHistory(this.#messages, {
+    const { messages, applied } = await compactHistory(this.#conversation.messages, {
       maxContextTokens: deps.maxContextTokens,
       tokens: deps.tokens,
       summarise: (older) => this.#summarise(older),
       emit: deps.emit,
     });
-    if (applied === 0) return;
-    this.#messages = messages;
-    this.#tally.addCompactions(applied);
-    this.#publish();
+    if (applied > 0) this.#conversation.compacted(messages, applied);
   }
 
   /** The tool-free summary call of compaction; its usage counts for the turn. */
@@ -308,15 +279,4 @@ class TurnLoop {
     const record = this.#tally.build(stopReason, error, Date.now());
     deps.emit({ type: "turn_complete", messageId: deps.input.messageId, usage: record.usage, stopReason, record });
   }
-
-  #publish(): void {
-    this.#deps.publish([...this.#messages]);
-  }
-}
-
-/** A failed model call as the client sees it; `retryable` comes from the provider error. */
-function modelError(err: unknown): TurnError {
-  if (err instanceof RozError) return { code: "model_error", message: err.message, retryable: err.retryable };
-  const retryable = typeof err === "object" && err !== null && "retryable" in err && err.retryable === true;
-  return { code: "model_error", message: "the model call failed", retryable };
 }

@@ -1,6 +1,20 @@
-import type { TokenUsage } from "../models/index.ts";
-import { countPartTokens, countTokens } from "./tokens.ts";
-import type { ModelCallInput, ModelCallResult } from "./model-call.ts";
+import type { JsonObject, ModelMessage, TokenUsage, ToolDefinition } from "../models/index.ts";
+import { countPartTokens, countTokens, type TokenCounter } from "./tokens.ts";
+
+/** What the estimate reads of a model call's input (see `ModelCallInput`). */
+interface CutCallInput {
+  system: string[];
+  messages: ModelMessage[];
+  tools: ToolDefinition[];
+  tokens: TokenCounter;
+}
+
+/** What the estimate reads of what a cut call produced (see `ModelCallResult`). */
+interface CutCallOutput {
+  text: string;
+  thinking: string;
+  toolCalls: { id: string; name: string; arguments: JsonObject }[];
+}
 
 /**
  * Usage of a model call that was cut short (cancel, failure) before the provider reported
@@ -9,7 +23,7 @@ import type { ModelCallInput, ModelCallResult } from "./model-call.ts";
  * otherwise make a cancelled turn look free. The messages go through the session's cached
  * counter (`input.tokens`), which compaction filled before the call: no re-tokenizing.
  */
-export function estimateCutUsage(input: ModelCallInput, result: ModelCallResult): TokenUsage {
+export function estimateCutUsage(input: CutCallInput, result: CutCallOutput): TokenUsage {
   const inputTokens = countTokens(input.system.join("\n")) + countTokens(JSON.stringify(input.tools)) + input.tokens.messages(input.messages);
   let outputTokens = countTokens(result.text) + countTokens(result.thinking);
   for (const call of result.toolCalls) outputTokens += countPartTokens({ type: "tool_use", id: call.id, name: call.name, input: call.arguments });

@@ -28,11 +28,6 @@ const int =
     if (n < min || n > max) return fail(name, `must be between ${min} and ${max}, got ${n}`);
     return n;
   };
-/** 0 (off), or a whole number within `min`–`max`. */
-const offOrInt =
-  (min: number, max: number): Parser<number> =>
-  (raw, name) =>
-    raw.trim() === "0" ? 0 : int(min, max)(raw, name);
 const oneOf =
   <T extends string>(...values: T[]): Parser<T> =>
   (raw, name) =>
@@ -127,7 +122,12 @@ export const settings = {
     int(100, 600_000),
     "a new connection's time to show its protocol (preface / TLS handshake) and send HTTP/2 SETTINGS",
   ),
-  headersTimeoutMs: setting("ROZ_HEADERS_TIMEOUT_MS", 10_000, int(100, 600_000), "time for HTTP/1.1 request headers to arrive"),
+  headersTimeoutMs: setting(
+    "ROZ_HEADERS_TIMEOUT_MS",
+    10_000,
+    int(100, 600_000),
+    "time for HTTP/1.1 request headers, or an HTTP/2 connection's first stream, to arrive",
+  ),
   maxConnectionsPerAddress: setting(
     "ROZ_MAX_CONNECTIONS_PER_ADDRESS",
     512,
@@ -138,7 +138,7 @@ export const settings = {
     "ROZ_HTTP2_MAX_STREAMS_PER_SECOND",
     1000,
     int(0, 1_000_000),
-    "HTTP/2 streams one connection may open per second; beyond it GOAWAY and close (rapid-reset guard, 0 = off)",
+    "HTTP/2 streams one connection may open within any one second; beyond it GOAWAY and close (rapid-reset guard, 0 = off)",
   ),
   startTimeoutMs: setting(
     "ROZ_START_TIMEOUT_MS",
@@ -162,19 +162,7 @@ export const settings = {
     "ROZ_HTTP2_MAX_RESETS_PER_SECOND",
     100,
     int(0, 1_000_000),
-    "HTTP/2 streams one connection may cancel (RST_STREAM) per second; beyond it GOAWAY and close (0 = off)",
-  ),
-  floodGcIntervalMs: setting(
-    "ROZ_FLOOD_GC_INTERVAL_MS",
-    10,
-    int(0, 1000),
-    "while HTTP/2 streams arrive in a flood (100+ within 100 ms), collect V8's young generation this often (not while V8 marks for a full collection), keeping GC pauses short; the young generation keeps its size meanwhile (0 = off)",
-  ),
-  heapGrowingPercent: setting(
-    "ROZ_HEAP_GROWING_PERCENT",
-    30,
-    offOrInt(10, 1000),
-    "how much V8's old generation may grow, in % of what the last full collection kept, before the next one: 10-1000, or 0 = as V8 decides (its own rule, up to 300 %, or node's --heap-growing-percent)",
+    "HTTP/2 streams one connection may cancel (RST_STREAM) within any one second; beyond it GOAWAY and close (0 = off)",
   ),
   keepaliveIntervalMs: setting("ROZ_KEEPALIVE_INTERVAL_MS", 15_000, int(100, 3_600_000), "Keepalive message interval on session streams"),
   logLevel: setting("ROZ_LOG_LEVEL", "info", oneOf("fatal", "error", "warn", "info", "debug", "trace", "silent"), "log level"),

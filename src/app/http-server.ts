@@ -1,15 +1,14 @@
 import type { Server } from "node:http";
 import fastify, { type FastifyInstance } from "fastify";
+import { OnePortServer, type OnePortOptions } from "../transport/index.ts";
 import type { Config } from "./config.ts";
 import { EventLoopWatchdog, type Operation } from "./event-loop-watchdog.ts";
 import type { Lifecycle } from "./lifecycle.ts";
 import { loggerOptions } from "./logger.ts";
 import type { Metrics } from "./metrics.ts";
-import { OnePortServer, type OnePortOptions } from "./one-port.ts";
 import { requestIdOf } from "./request-id.ts";
 import { frameworkErrorReply } from "./rest-errors.ts";
 import { listenFailure, readSettingFile } from "./startup-errors.ts";
-import { StreamFloodCollector } from "./stream-flood-gc.ts";
 
 /** The Fastify instance on the one-port server (HTTP/2 and HTTP/1.1 on one port), with its guards. */
 export interface HttpServer {
@@ -27,7 +26,6 @@ export function createHttpServer(config: Config, metrics: Metrics, lifecycle: Li
   const tls =
     config.tlsCert && config.tlsKey ? { cert: readSettingFile("ROZ_TLS_CERT", config.tlsCert), key: readSettingFile("ROZ_TLS_KEY", config.tlsKey) } : undefined;
   let onePort: OnePortServer | undefined;
-  let streamFlood: StreamFloodCollector | undefined;
   let answerEarly: OnePortOptions["answerEarly"];
   const app = fastify({
     logger: loggerOptions(config),
@@ -45,17 +43,14 @@ export function createHttpServer(config: Config, metrics: Metrics, lifecycle: Li
         maxStreamsPerSecond: config.maxStreamsPerSecond,
         maxResetsPerSecond: config.maxResetsPerSecond,
         maxDrainBytes: config.maxMessageBytes,
-        onStream: () => streamFlood?.noteStream(),
         answerEarly: (headers) => answerEarly?.(headers),
       });
       return onePort.server as unknown as Server;
     },
   });
-  streamFlood = new StreamFloodCollector({ intervalMs: config.floodGcIntervalMs, log: app.log, collections: metrics.floodCollections });
   // Started by listen(): start-up (module loading, migrations) is not a client's block.
   let watchdog: EventLoopWatchdog | undefined;
   lifecycle.onClose("event-loop watchdog", () => watchdog?.stop());
-  lifecycle.onClose("stream flood collector", () => streamFlood?.stop());
   lifecycle.onClose("listener", () => void onePort?.server.close());
   lifecycle.onClose("connections", () => onePort?.drain(0, () => {}));
   lifecycle.onClose("fastify", () => app.close());

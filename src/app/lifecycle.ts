@@ -7,7 +7,6 @@ import type { FastifyBaseLogger } from "fastify";
  */
 export const SHUTDOWN_ORDER = [
   "event-loop watchdog",
-  "stream flood collector",
   "session routing",
   "relay hosting",
   "event pruning",

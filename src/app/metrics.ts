@@ -24,8 +24,6 @@ export interface Metrics {
   refusedEarly(route: string): void;
   /** Event-loop blocks over the watchdog's threshold. */
   readonly eventLoopBlocks: Counter;
-  /** Young-generation collections made during HTTP/2 stream floods. */
-  readonly floodCollections: Counter;
   /** Exposes the node (`roz_node_info`) and its bus's connection: state gauge and reconnect counter. */
   observeBus(bus: EventBus, nodeId: string): void;
   /** Streams relayed between nodes: `client` ones this node serves for sessions of other nodes, `owner` ones it hosts for other nodes' clients. */
@@ -90,11 +88,6 @@ export function createMetrics(): Metrics {
     help: "Times the event loop was blocked longer than the watchdog threshold (100 ms); see roz_nodejs_eventloop_lag_* for the distribution",
     registers: [registry],
   });
-  const floodCollections = new Counter({
-    name: "roz_flood_gc_total",
-    help: "Young-generation collections made while HTTP/2 streams arrived in a flood (ROZ_FLOOD_GC_INTERVAL_MS)",
-    registers: [registry],
-  });
   const http = new Counter({
     name: "roz_http_requests_total",
     help: "HTTP responses by method, route and status",
@@ -149,7 +142,6 @@ export function createMetrics(): Metrics {
     registry,
     session,
     eventLoopBlocks,
-    floodCollections,
     async observeStore(op, run) {
       const started = performance.now();
       try {

@@ -1,14 +1,7 @@
-import { STATUS_CODES } from "node:http";
 import type { Http2ServerRequest } from "node:http2";
-import type { Duplex } from "node:stream";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { httpStatusOfReason, type Reason, reasons, RozError } from "../errors/index.ts";
+import { errorBody, httpStatusOfReason, type Reason, RozError } from "../errors/index.ts";
 import { grpcPercentEncode } from "../rpc/index.ts";
-
-/** The JSON body of every REST error: `{"error":{"code","message","details?"}}`. */
-export function errorBody(code: string, message: string, details?: Record<string, unknown>) {
-  return { error: { code, message, ...(details ? { details } : {}) } };
-}
 
 /** Fastify's own error codes for bad input, mapped to our reasons (their status is the registry's). */
 const fastifyErrors: Record<string, Reason> = {
@@ -32,32 +25,6 @@ export function frameworkErrorReply(error: FastifyError, _request: FastifyReques
     return;
   }
   void reply.status(400).send(errorBody("invalid_argument", error.code === "FST_ERR_BAD_URL" ? "the URL is not valid percent-encoded UTF-8" : error.message));
-}
-
-/** What the HTTP/1.1 parser's refusals become (Node's own answers have no body). */
-const clientErrors: Record<string, { status: number; reason: Reason }> = {
-  HPE_HEADER_OVERFLOW: { status: 431, reason: "headers_too_large" },
-  HPE_URI_TOO_LONG: { status: 414, reason: "uri_too_long" },
-  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, reason: "request_timeout" },
-};
-
-/**
- * The inner HTTP/1.1 server's `clientError` handler: answers requests the parser refused
- * (oversized headers, garbage, header timeouts) with the usual JSON error body, then closes.
- */
-export function answerClientError(err: Error & { code?: string }, socket: Duplex): void {
-  if (err.code === "ECONNRESET" || !socket.writable) {
-    socket.destroy();
-    return;
-  }
-  const known = err.code ? clientErrors[err.code] : undefined;
-  const status = known?.status ?? 400;
-  const reason: Reason = known?.reason ?? "invalid_argument";
-  const message = known ? reasons[reason].message : "malformed HTTP request";
-  const body = JSON.stringify(errorBody(reason, message));
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-  );
 }
 
 /**

@@ -3,7 +3,7 @@ import type { Http2ServerRequest } from "node:http2";
 import { type ContextValues, createContextValues } from "@connectrpc/connect";
 import type { FastifyRequest } from "fastify";
 import { rawRequestKey } from "../rpc/index.ts";
-import { pingRoundTrip } from "./ping-round-trip.ts";
+import { pingRoundTrip } from "../transport/index.ts";
 
 /** How long after the PING round trip at a request's END_STREAM a reset still counts as the client going away. */
 const RESET_AFTER_END_MS = 100;

@@ -1,6 +1,6 @@
 /**
  * Records shared by several layers (a turn, a permission rule, token usage, JSON values),
- * and the few runtime helpers they share (yielding to other clients' I/O, V8's collector).
+ * and the runtime helper they share (yielding to other clients' I/O).
  * A leaf below every layer: it imports nothing of ours, so the store can know what a turn is
  * without importing the agent.
  */
@@ -17,6 +17,6 @@ export type {
   ToolOutcome,
   TurnRecord,
 } from "./turn-record.ts";
+export { AsyncQueue, type AsyncQueueOptions } from "./async-queue.ts";
 export { afterPendingIo } from "./loop-turn.ts";
-export { type CollectGarbage, garbageCollector } from "./v8-collector.ts";
 export { joinTextParts, sharedJson, sharedUtf8, type StoredText, TextParts, textPartsUtf8 } from "./text-parts.ts";

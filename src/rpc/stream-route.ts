@@ -4,7 +4,7 @@ import { type Principal, SessionStream } from "../session/index.ts";
 import { type SessionRequest, SessionRequestSchema } from "../gen/roz/v1/agent_pb.js";
 import type { EventFormat } from "./event-format.ts";
 import type { RelayedStream } from "./relay-port.ts";
-import type { StreamSessionDeps } from "./stream-session.ts";
+import type { StreamSessionDeps } from "./stream-deps.ts";
 
 /** How long a relocating stream waits between two looks for its session. */
 const RELOCATE_RETRY_MS = 200;

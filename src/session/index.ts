@@ -1,4 +1,4 @@
-export { AsyncQueue } from "./async-queue.ts";
+export { AsyncQueue } from "../domain/index.ts";
 export { sessionErrorOf } from "./error-codes.ts";
 export type * from "./ports.ts";
 export { Session, type Attachment, type AttachPlan } from "./session.ts";

@@ -5,7 +5,9 @@
 import type { Agent, AgentLimits, AgentOptions, ClientTool, PermissionRule, ServerTool, ToolOutcome, TurnRecord } from "../agent/index.ts";
 import type { StoredText } from "../domain/index.ts";
 import type { ModelCatalog } from "../models/index.ts";
-import type { LoggedEvent, SequencedEvent, SessionEvent } from "./types.ts";
+import type { LoggedEvent, SequencedEvent, SessionEvent, SessionStatus } from "./types.ts";
+
+export type { SessionStatus } from "./types.ts";
 
 /** Who is calling: resolved from the bearer key (or the open-mode principal). */
 export interface Principal {
@@ -21,8 +23,6 @@ export interface SessionEnvironment {
   instructions?: string;
   permissionRules: PermissionRule[];
 }
-
-export type SessionStatus = "active" | "detached" | "completed" | "cancelled" | "error";
 
 export interface SessionPersistence {
   /**

@@ -4,6 +4,7 @@ import { buildSession } from "./build-session.ts";
 import type { Session } from "./session.ts";
 import type { SessionRegistry } from "./session-registry.ts";
 import { decodeSnapshot } from "./snapshot.ts";
+import { isUuid } from "./uuid.ts";
 
 /**
  * Where a session to re-attach to is: live in this process, live on another node that still
@@ -39,6 +40,22 @@ export class SessionDirectory {
       this.#restoring.set(key, restoring);
     }
     return restoring;
+  }
+
+  /**
+   * The session to re-attach a stream of this process to: live here, or ended. One ending
+   * right now counts as ended once its end is stored. A session on another node is
+   * `unavailable` (reached only without a relay: the RPC layer relays remote sessions).
+   */
+  async findHere(principal: Principal, sessionId: string): Promise<Exclude<LocatedSession, { kind: "remote" }>> {
+    if (!isUuid(sessionId)) throw new RozError("not_found", `session "${sessionId}" not found`);
+    const located = await this.find(principal, sessionId);
+    if (located.kind === "remote") throw new RozError("unavailable", "the session is running on another node; retry on that node");
+    if (located.kind === "live" && located.session.ending) {
+      await located.session.ending;
+      return { kind: "ended", lastSeq: located.session.lastSeq };
+    }
+    return located;
   }
 
   async #restore(principal: Principal, sessionId: string): Promise<LocatedSession> {

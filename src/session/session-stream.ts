@@ -1,20 +1,18 @@
-import { randomUUID } from "node:crypto";
-import { RozError, sessionRetryable, toRozError } from "../errors/index.ts";
-import { AsyncQueue } from "./async-queue.ts";
-import { buildSession } from "./build-session.ts";
-import { sessionErrorOf } from "./error-codes.ts";
+import { AsyncQueue } from "../domain/index.ts";
+import { RozError, toRozError } from "../errors/index.ts";
+import { inBandError, sessionErrorOf } from "./error-codes.ts";
+import type { Attachment } from "./fan-out.ts";
+import { openSession, skippedHistoryMessage } from "./open-session.ts";
 import type { Principal, SessionDeps } from "./ports.ts";
-import { type Attachment, type Session, toolCapProblem } from "./session.ts";
+import { replayStored } from "./replay.ts";
+import { ReplayingAttachment } from "./replaying-attachment.ts";
+import type { Session } from "./session.ts";
 import type { SessionDirectory } from "./session-directory.ts";
 import type { SessionRegistry } from "./session-registry.ts";
 import type { LoggedEvent, OutgoingEvent, SessionCommand, SessionErrorCode, SessionEvent, StartCommand } from "./types.ts";
-import { isUuid } from "./uuid.ts";
 
 /** What a stream yields: numbered responses, then possibly a fatal error that ends the RPC. */
 export type StreamItem = { kind: "event"; item: OutgoingEvent } | { kind: "fatal"; error: RozError };
-
-/** Stored events read per round trip while replaying. */
-const REPLAY_PAGE = 1000;
 
 /**
  * One stream of a session (a StreamSession call or an AttachSession call), session-behaviour.md
@@ -93,51 +91,12 @@ export class SessionStream {
     this.#attaching = true;
     this.#clearStartTimer();
     try {
-      const tooMany = toolCapProblem(command, this.#deps.limits);
-      if (tooMany !== undefined) throw new RozError("invalid_argument", tooMany);
-      if (!this.#deps.allowSessionStart(this.#principal)) {
-        throw new RozError("resource_exhausted", "too many sessions started; retry later");
-      }
-      if (command.environmentId !== "" && !isUuid(command.environmentId)) {
-        throw new RozError("invalid_argument", `environment_id "${command.environmentId}" is not a UUID`);
-      }
-      const environment = await this.#deps.persistence.resolveEnvironment(this.#principal.tenantId, command.environmentId);
-      if (!environment) throw new RozError("not_found", `environment "${command.environmentId}" not found`);
-      const wanted = command.model || environment.defaultModel || undefined;
-      const model = this.#deps.models.resolve(wanted);
-      if (!model) throw new RozError("model_unavailable", `model "${wanted}" is not configured on this server`);
-      const id = randomUUID();
-      await this.#deps.persistence.createSession({
-        id,
-        tenantId: this.#principal.tenantId,
-        environmentId: environment.id,
-        model: model.name,
-        ...(command.hostId ? { hostId: command.hostId } : {}),
-      });
-      const origin = {
-        environmentId: environment.id,
-        projectContext: command.projectContext,
-        ...(environment.instructions ? { instructions: environment.instructions } : {}),
-        ...(command.systemPrompt.length > 0 ? { systemPrompt: command.systemPrompt } : {}),
-        maxContextTokens: command.maxContextTokens ?? model.contextWindow ?? this.#deps.defaultMaxContextTokens,
-        permissions: [...environment.permissionRules, ...this.#deps.defaultPermissions],
-      };
-      const session = buildSession(this.#deps, this.#registry, {
-        id,
-        principal: this.#principal,
-        model,
-        origin,
-        tools: command.tools,
-        history: command.history,
-      });
-      const agent = session.agent;
-      this.#registry.add(session);
-      session.storeState();
+      const session = await openSession(this.#deps, this.#registry, this.#principal, command);
       const attachment = this.#liveAttachment(session);
       session.attach(attachment);
       this.#session = session;
       this.#attachment = attachment;
-      session.emit({ type: "session_started", sessionId: id, model: model.name, permissions: agent.permissions });
+      session.emit({ type: "session_started", sessionId: session.id, model: session.model, permissions: session.agent.permissions });
       if (command.skipped.length > 0) this.#error("invalid_argument", skippedHistoryMessage(command.skipped));
       // The transport broke while the session was being created: it detaches like any other.
       if (this.#closed) this.transportBroken();
@@ -162,20 +121,12 @@ export class SessionStream {
     this.#attaching = true;
     this.#clearStartTimer();
     try {
-      if (!isUuid(sessionId)) throw new RozError("not_found", `session "${sessionId}" not found`);
-      let located = await this.#directory.find(this.#principal, sessionId);
-      // Reached only without a relay between nodes (the RPC layer relays remote sessions).
-      if (located.kind === "remote") throw new RozError("unavailable", "the session is running on another node; retry on that node");
-      // A session that is ending right now is replayed like an ended one, once its end is stored.
-      if (located.kind === "live" && located.session.ending) {
-        await located.session.ending;
-        located = { kind: "ended", lastSeq: located.session.lastSeq };
-      }
+      const located = await this.#directory.findHere(this.#principal, sessionId);
       if (located.kind === "ended") {
         if (afterSeq > located.lastSeq) {
           throw new RozError("invalid_argument", `after_seq ${afterSeq} is beyond the session's last seq ${located.lastSeq}`);
         }
-        await this.#replayStored(sessionId, afterSeq, Number.POSITIVE_INFINITY, (e) => this.#push(e));
+        await this.#replayStored(sessionId, afterSeq, Number.POSITIVE_INFINITY);
         this.close();
         return;
       }
@@ -196,57 +147,32 @@ export class SessionStream {
   }
 
   async #attachTo(session: Session, afterSeq: number): Promise<void> {
-    // Live events that arrive while older ones are read from the store wait here.
-    let pending: OutgoingEvent[] | undefined = [];
-    let endedMeanwhile = false;
-    const attachment: Attachment = {
-      deliver: (item) => (pending ? pending.push(item) : this.#queue.push({ kind: "event", item })),
-      ended: () => {
-        if (pending) endedMeanwhile = true;
-        else this.#endedElsewhere(session);
-      },
-    };
+    const attachment = new ReplayingAttachment(
+      (item) => this.#queue.push({ kind: "event", item }),
+      () => this.#endedElsewhere(session),
+    );
     const plan = session.attach(attachment, afterSeq);
     this.#session = session;
     this.#attachment = attachment;
     try {
       for (const e of plan.resent) this.#push(e);
-      if (plan.stored) await this.#replayStored(session.id, plan.stored.afterSeq, plan.stored.beforeSeq, (e) => this.#push(e));
+      if (plan.stored) await this.#replayStored(session.id, plan.stored.afterSeq, plan.stored.beforeSeq);
       for (const e of plan.memory) this.#push(e);
     } catch (err) {
       // A failed replay leaves the session as it was: this stream was never really attached.
-      pending = undefined;
-      this.#session = undefined;
-      this.#attachment = undefined;
+      attachment.drop();
+      this.#unbind();
       void session.detach(attachment, "broken");
       throw err;
     }
-    const live = pending;
-    pending = undefined;
-    for (const item of live) this.#queue.push({ kind: "event", item });
-    if (endedMeanwhile) this.#endedElsewhere(session);
+    attachment.live();
     if (this.#closed) this.transportBroken();
   }
 
-  /** Replays stored events in `(afterSeq, beforeSeq)`; `events_expired` when some are no longer kept. */
-  async #replayStored(sessionId: string, afterSeq: number, beforeSeq: number, push: (e: LoggedEvent) => void): Promise<void> {
-    let after = afterSeq;
-    for (;;) {
-      const page = await this.#deps.persistence.readEvents(this.#principal.tenantId, sessionId, after, REPLAY_PAGE);
-      if (!page) throw new RozError("not_found", `session "${sessionId}" not found`);
-      if (page.prunedThrough > afterSeq) {
-        throw new RozError(
-          "events_expired",
-          `events after seq ${afterSeq} are no longer kept (kept from ${page.prunedThrough + 1}); read the transcript over REST`,
-        );
-      }
-      for (const e of page.events) {
-        if (e.seq >= beforeSeq) return;
-        push(e);
-        after = e.seq;
-      }
-      if (page.events.length < REPLAY_PAGE || this.#closed) return;
-    }
+  /** Replays stored events in `(afterSeq, beforeSeq)` to the output (see `replayStored`). */
+  #replayStored(sessionId: string, afterSeq: number, beforeSeq: number): Promise<void> {
+    const push = (e: LoggedEvent): void => this.#push(e);
+    return replayStored(this.#deps.persistence, this.#principal.tenantId, sessionId, { afterSeq, beforeSeq }, push, () => this.#closed);
   }
 
   #push(e: LoggedEvent): void {
@@ -280,14 +206,11 @@ export class SessionStream {
     this.#deps.metrics.error(error.reason);
     this.#send({ type: "session_error", ...sessionErrorOf(error) });
     this.#queue.push({ kind: "fatal", error });
-    const session = this.#session;
-    const attachment = this.#attachment;
-    this.#session = undefined;
-    this.#attachment = undefined;
+    const bound = this.#unbind();
     this.close();
-    if (!session || !attachment) return;
-    if (session.attachedStreams <= 1) await this.#registry.end(session, "error", error.message);
-    else await session.detach(attachment, "broken");
+    if (!bound) return;
+    if (bound.session.attachedStreams <= 1) await this.#registry.end(bound.session, "error", error.message);
+    else await bound.session.detach(bound.attachment, "broken");
   }
 
   /**
@@ -299,18 +222,14 @@ export class SessionStream {
     const session = this.#session;
     const attachment = this.#attachment;
     if (session && attachment) await session.detach(attachment, "closed");
-    this.#session = undefined;
-    this.#attachment = undefined;
+    this.#unbind();
     this.close();
   }
 
   /** The transport broke without a half-close: this stream detaches; the session stays resumable. */
   transportBroken(): void {
-    const session = this.#session;
-    const attachment = this.#attachment;
-    this.#session = undefined;
-    this.#attachment = undefined;
-    if (session && attachment) void session.detach(attachment, "broken");
+    const bound = this.#unbind();
+    if (bound) void bound.session.detach(bound.attachment, "broken");
     this.close();
   }
 
@@ -322,11 +241,17 @@ export class SessionStream {
 
   /** The session ended (cancel_session from any client, REST DELETE, expiry): the stream ends with it. */
   #endedElsewhere(session: Session): void {
-    if (this.#session === session) {
-      this.#session = undefined;
-      this.#attachment = undefined;
-    }
+    if (this.#session === session) this.#unbind();
     this.close();
+  }
+
+  /** Forgets the session this stream is attached to; returns it with the attachment, for detaching. */
+  #unbind(): { session: Session; attachment: Attachment } | undefined {
+    const session = this.#session;
+    const attachment = this.#attachment;
+    this.#session = undefined;
+    this.#attachment = undefined;
+    return session && attachment ? { session, attachment } : undefined;
   }
 
   /** Stops the keepalive and ends the output after what is queued. Idempotent. */
@@ -354,7 +279,7 @@ export class SessionStream {
   /** A non-fatal in-band error; its `retryable` flag is the §8 table's. */
   #error(code: SessionErrorCode, message: string): void {
     this.#deps.metrics.error(code);
-    this.#send({ type: "session_error", code, message, retryable: sessionRetryable(code, false) });
+    this.#send(inBandError(code, message));
   }
 
   /** Errors go through the session (numbered, to every attached stream) once attached. */
@@ -366,14 +291,4 @@ export class SessionStream {
   #sendLocal(event: SessionEvent): void {
     this.#queue.push({ kind: "event", item: { seq: 0, event } });
   }
-}
-
-/** How many skipped entries the one `SessionError` names before it only counts the rest. */
-const SKIPPED_NAMED = 10;
-
-/** §1: the one non-fatal error after `SessionStarted` that says what of `history` was left out. */
-function skippedHistoryMessage(skipped: readonly string[]): string {
-  const named = skipped.slice(0, SKIPPED_NAMED).join(", ");
-  const more = skipped.length > SKIPPED_NAMED ? ` and ${skipped.length - SKIPPED_NAMED} more` : "";
-  return `start.history: skipped ${named}${more} (kept: user and assistant messages; system messages join the system prompt)`;
 }

@@ -5,7 +5,8 @@
 import type { AgentEvent, AgentMode, ClientTool, ContextBlock, PermissionRule, ToolOutcome } from "../agent/index.ts";
 import type { SessionErrorCode } from "../errors/index.ts";
 import type { JsonObject, ModelMessage, TokenUsage } from "../models/index.ts";
-import type { SessionStatus } from "./ports.ts";
+
+export type SessionStatus = "active" | "detached" | "completed" | "cancelled" | "error";
 
 export interface StartCommand {
   type: "start";

@@ -3,6 +3,7 @@ import type { PermissionRule } from "../agent/index.ts";
 import { RozError } from "../errors/index.ts";
 import type { Environment, Page, Task, TaskFilter, Worker } from "../store/index.ts";
 import type { ParentSession, TeamsDeps } from "./ports.ts";
+import { recoverOrphanedTasks } from "./recover.ts";
 import { TaskLog } from "./task-log.ts";
 import { TaskRun } from "./task-run.ts";
 import { teamTools, type TeamToolHost } from "./team-tools.ts";
@@ -163,31 +164,12 @@ export class Teams {
   }
 
   /**
-   * Tasks whose node is gone (a previous run of this process, or a lost node: no heartbeat
-   * within `nodeExpiryMs`) cannot continue: one node claims each (compare-and-set, so exactly
-   * one closes it), its running workers fail with `timeout` and exit, and the task ends, so its
-   * watchers on every node end too. Runs at startup (`previousRun`: also this node id's own
-   * tasks, left by its previous process) and with every heartbeat. Returns how many tasks were closed.
+   * Tasks whose node is gone cannot continue: they are closed (see `recoverOrphanedTasks`).
+   * Runs at startup (`previousRun`: also this node id's own tasks, left by its previous
+   * process) and with every heartbeat. Returns how many tasks were closed.
    */
-  async recover(previousRun = false): Promise<number> {
-    const orphaned = await this.#deps.store.orphanedTasks(Date.now() - this.#deps.nodeExpiryMs);
-    const own = previousRun ? await this.#deps.store.runningTasks(this.#deps.nodeId) : [];
-    const tasks = [...own, ...orphaned.filter((t) => !own.some((o) => o.id === t.id))];
-    let closed = 0;
-    for (const task of tasks) {
-      if (this.#live.has(task.id)) continue;
-      if (!(await this.#deps.store.claimTask(task.tenantId, task.id, { fromNode: task.nodeId, toNode: this.#deps.nodeId }))) continue;
-      const log = new TaskLog(task, this.#deps);
-      for (const w of (await this.#deps.store.listWorkers(task.tenantId, task.id)) ?? []) {
-        if (w.status !== "running") continue;
-        void log.append({ type: "worker_failed", workerId: w.id, reason: "timeout" });
-        await this.#deps.store.endWorker(task.tenantId, task.id, w.id, { status: "failed", failure: "timeout", usage: w.usage });
-        void log.append({ type: "worker_exited", workerId: w.id, parentTaskId: task.id });
-      }
-      await log.end("completed");
-      closed++;
-    }
-    return closed;
+  recover(previousRun = false): Promise<number> {
+    return recoverOrphanedTasks(this.#deps, (taskId) => this.#live.has(taskId), previousRun);
   }
 
   /** Shutdown: every running task is cancelled; resolves when all have ended. */

@@ -1,9 +1,10 @@
-// Connections are bounded: silent sockets, half prefaces, a preface without SETTINGS and
-// half-sent HTTP/1.1 headers are closed after their timeouts (they used to be held forever),
-// one address can hold only so many connections, and a connection that opens or resets
-// streams faster than the per-second cap is sent GOAWAY(ENHANCE_YOUR_CALM) and closed (its
-// streams in flight cancelled a few per turn first). New streams are dispatched a few per
-// event-loop turn, one connection at a time.
+// Connections are bounded: silent sockets, half prefaces, a preface without SETTINGS or
+// without a stream and half-sent HTTP/1.1 headers are closed after their timeouts (they used
+// to be held forever), also when the client keeps its side open, one address can hold only
+// so many connections, and a connection that opens or resets streams faster than the cap for
+// any one second is sent GOAWAY(ENHANCE_YOUR_CALM) and closed (its streams in flight
+// cancelled a few per turn first). New streams are dispatched a few per event-loop turn, one
+// connection at a time.
 import * as http2 from "node:http2";
 import * as net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -62,6 +63,97 @@ describe("connection timeouts", () => {
     await Promise.all(all);
     const report = await bystander.stop();
     expect(report.p99Ms, JSON.stringify(report)).toBeLessThan(STALL_BOUND_MS);
+  });
+});
+
+describe("clients that stop midway and keep their side of the connection open", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer({ ROZ_HANDSHAKE_TIMEOUT_MS: "500", ROZ_HEADERS_TIMEOUT_MS: "500" });
+  });
+  afterAll(() => server?.close());
+
+  /** Connections the server holds (sniffing, HTTP/1.1 or HTTP/2). */
+  const held = () => new Promise<number>((resolve) => (server.app.fastify.server as unknown as net.Server).getConnections((_err, n) => resolve(n)));
+  /** An empty SETTINGS frame (length 0, type 4, no flags, stream 0). */
+  const SETTINGS = "\x00\x00\x00\x04\x00\x00\x00\x00\x00";
+  const stops: [string, string][] = [
+    ["half an HTTP/1.1 request (its headers without the final CRLF)", "GET /healthz HTTP/1.1\r\nHost: roz\r\n"],
+    ["the HTTP/2 preface, then nothing", PREFACE],
+    ["the HTTP/2 preface and SETTINGS, then no stream", PREFACE + SETTINGS],
+  ];
+  for (const [what, bytes] of stops) {
+    it(`${what}: the server lets go of the connection after the header timeout`, async () => {
+      const sockets = Array.from({ length: 5 }, () => {
+        const socket = net.connect({ port: server.port, host: "127.0.0.1", allowHalfOpen: true }, () => socket.write(bytes));
+        socket.on("data", () => {});
+        socket.on("error", () => {});
+        return socket;
+      });
+      try {
+        await expect.poll(held, { timeout: 400, interval: 20 }).toBe(5);
+        await expect.poll(held, { timeout: 5000, interval: 100 }).toBe(0);
+      } finally {
+        for (const socket of sockets) socket.destroy();
+      }
+    });
+  }
+});
+
+describe("the opening cap counts any one second, not a window restarted every second", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer({ ROZ_HTTP2_MAX_STREAMS_PER_SECOND: "10", ROZ_HTTP2_MAX_RESETS_PER_SECOND: "0" });
+  });
+  afterAll(() => server?.close());
+
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  /** A new connection, and the code of the GOAWAY it got (undefined while none came). */
+  const connect = async () => {
+    const session = http2.connect(server.url);
+    session.on("error", () => {});
+    const ended: { goaway?: number } = {};
+    session.on("goaway", (code: number) => (ended.goaway = code));
+    await new Promise((resolve) => session.once("connect", resolve));
+    return { session, ended };
+  };
+  /** Opens `n` requests for /healthz at once; resolves with their statuses (0: no answer) once all have ended. */
+  const open = (session: http2.ClientHttp2Session, n: number): Promise<number[]> =>
+    Promise.all(
+      Array.from({ length: n }, () => {
+        if (session.closed || session.destroyed) return 0;
+        const stream = session.request({ ":path": "/healthz" });
+        let status = 0;
+        stream.on("response", (headers) => (status = Number(headers[":status"])));
+        stream.on("error", () => {});
+        stream.resume();
+        return new Promise<number>((resolve) => stream.on("close", () => resolve(status)));
+      }),
+    );
+
+  it("10 streams late in the connection's first second and 10 early in its next are 20 within a second: GOAWAY(ENHANCE_YOUR_CALM)", async () => {
+    const { session, ended } = await connect();
+    try {
+      await pause(850);
+      void open(session, 10);
+      await pause(250);
+      void open(session, 10);
+      await expect.poll(() => ended.goaway, { timeout: 3000 }).toBe(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+    } finally {
+      session.destroy();
+    }
+  });
+
+  it("10 streams, then 10 more over a second later, stay within the cap", async () => {
+    const { session, ended } = await connect();
+    try {
+      expect(await open(session, 10)).toEqual(Array(10).fill(200));
+      await pause(1300);
+      expect(await open(session, 10)).toEqual(Array(10).fill(200));
+      expect(ended.goaway).toBeUndefined();
+    } finally {
+      session.destroy();
+    }
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { AsyncQueue } from "../../src/session/index.ts";
+import { AsyncQueue } from "../../src/domain/index.ts";
 
 async function drain<T>(queue: AsyncQueue<T>): Promise<T[]> {
   const out: T[] = [];
@@ -62,5 +62,41 @@ describe("AsyncQueue", () => {
     const out = await drain(queue);
     expect(out.length).toBe(100_000);
     expect(out[99_999]).toBe(99_999);
+  });
+
+  it("drops the oldest unread items beyond maxPending and counts them", async () => {
+    const queue = new AsyncQueue<number>({ maxPending: 2 });
+    for (let i = 1; i <= 5; i++) queue.push(i);
+    queue.end();
+    expect(await drain(queue)).toEqual([4, 5]);
+    expect(queue.dropped).toBe(3);
+    expect(queue.received).toBe(5);
+  });
+
+  it("stops at once on close, dropping what is unread, and runs onClose once", async () => {
+    let closes = 0;
+    const queue = new AsyncQueue<number>({ onClose: () => closes++ });
+    queue.push(1);
+    queue.close();
+    queue.close();
+    queue.push(2);
+    expect(await drain(queue)).toEqual([]);
+    expect(closes).toBe(1);
+  });
+
+  it("closes when its reader leaves early with closeOnReturn, not when it read to the end", async () => {
+    let closes = 0;
+    const early = new AsyncQueue<number>({ closeOnReturn: true, onClose: () => closes++ });
+    early.push(1);
+    early.push(2);
+    for await (const _ of early) break;
+    expect(early.closed).toBe(true);
+    expect(closes).toBe(1);
+    const read = new AsyncQueue<number>({ closeOnReturn: true, onClose: () => closes++ });
+    read.push(1);
+    read.end();
+    for await (const _ of read) break;
+    expect(read.closed).toBe(false);
+    expect(closes).toBe(1);
   });
 });

@@ -3,18 +3,18 @@
  * text into a SQLite file, then a small one through the same text (which a cached statement
  * must bind, letting go of the large one), and prints the process's RSS after each, as JSON.
  * Run with glibc's `MALLOC_MMAP_THRESHOLD_` fixed, so that freed memory is returned and what
- * remains is what something still holds; without `--expose-gc`, as `roz` runs.
- * Usage: node large-params-writer.ts <file> <MB> <writes>
+ * remains is what something still holds. `--expose-gc` serves the measurement only (the
+ * store itself never collects).
+ * Usage: node --expose-gc large-params-writer.ts <file> <MB> <writes>
  */
-import { garbageCollector } from "../../src/domain/index.ts";
 import { SqliteDatabase } from "../../src/store/sqlite/database.ts";
 
 const [file, mb, writes] = process.argv.slice(2);
 if (file === undefined || mb === undefined || writes === undefined) throw new Error("usage: large-params-writer.ts <file> <MB> <writes>");
-const gc = garbageCollector();
-if (gc === undefined) throw new Error("V8 gave no gc()");
+const gc = (globalThis as { gc?: () => void }).gc;
+if (gc === undefined) throw new Error("run with --expose-gc");
 const settledRss = async (): Promise<number> => {
-  gc({ type: "major" });
+  gc();
   await new Promise((resolve) => setTimeout(resolve, 200));
   return process.memoryUsage().rss;
 };

@@ -19,7 +19,7 @@ it.skipIf(!glibc)(
   async () => {
     const dir = await mkdtemp(join(tmpdir(), "roz-large-params-"));
     try {
-      const { stdout } = await promisify(execFile)(process.execPath, [WRITER, join(dir, "db.sqlite"), "16", "3"], {
+      const { stdout } = await promisify(execFile)(process.execPath, ["--expose-gc", WRITER, join(dir, "db.sqlite"), "16", "3"], {
         env: { ...process.env, MALLOC_MMAP_THRESHOLD_: String(128 * 1024) },
       });
       const { afterLarge, afterSmall, row } = JSON.parse(stdout) as { afterLarge: number; afterSmall: number; row: { length: number; first: string } };

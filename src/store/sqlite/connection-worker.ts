@@ -6,7 +6,6 @@
  */
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { parentPort, workerData } from "node:worker_threads";
-import { garbageCollector } from "../../domain/index.ts";
 import { type SqliteFailure, type SqliteOp, type SqliteReply, type SqliteRequest, type SqliteWorkerData, unpackValue } from "./worker-protocol.ts";
 
 /** Prepared statements kept; SQL texts beyond this are re-prepared. */
@@ -27,13 +26,6 @@ const failure = (err: unknown): SqliteFailure => {
     ...(typeof e?.errstr === "string" ? { errstr: e.errstr } : {}),
   };
 };
-
-/**
- * V8's `gc()` for this thread, taken before the thread reports ready (it briefly turns on a
- * process-wide V8 flag; another thread doing the same at that moment can make one attempt
- * fail, hence a second). Without it, large parameters stay bound to cached statements.
- */
-const collect = garbageCollector() ?? garbageCollector();
 
 let db: DatabaseSync;
 try {
@@ -78,33 +70,22 @@ const sizeOf = (value: SQLInputValue): number => {
   return ArrayBuffer.isView(value) ? value.byteLength : 0;
 };
 
-let collectionScheduled = false;
-
-/** One full collection once the current replies are posted (a transaction's large statements share it). */
-function collectSoon(): void {
-  if (collectionScheduled || collect === undefined) return;
-  collectionScheduled = true;
-  setImmediate(() => {
-    collectionScheduled = false;
-    collect({ type: "major" });
-  });
-}
-
 /**
  * SQLite keeps a statement's bound values until it is bound again (a reset leaves them, and
  * node:sqlite can neither clear nor finalize a statement): a cached statement would hold a
- * multi-megabyte snapshot for as long as its SQL is not run again. Large parameters go
- * through a statement of their own, which the next collection finalizes, freeing SQLite's
- * copies (and the joined text this thread made).
+ * multi-megabyte snapshot for as long as its SQL is not run again. After a run with large
+ * parameters the statement is bound again to NULLs, which frees SQLite's copies; `iterate`
+ * binds without stepping, so nothing runs.
  */
 function runStatement(op: StatementOp, sql: string, params: SQLInputValue[]): unknown {
   let size = 0;
   for (const value of params) size += sizeOf(value);
-  if (size < LARGE_PARAMS || collect === undefined) return query(prepare(sql), op, params);
+  const stmt = prepare(sql);
+  if (size < LARGE_PARAMS) return query(stmt, op, params);
   try {
-    return query(db.prepare(sql), op, params);
+    return query(stmt, op, params);
   } finally {
-    collectSoon();
+    stmt.iterate(...params.map(() => null));
   }
 }
 

@@ -1,0 +1,129 @@
+import type { Agent, TurnRecord } from "../agent/index.ts";
+import type { TextParts } from "../domain/index.ts";
+import type { EventLog } from "./event-log.ts";
+import type { SessionDeps, SessionStatus } from "./ports.ts";
+import { encodeSnapshot, type RunningTurnInfo, type SessionOrigin } from "./snapshot.ts";
+import type { LoggedEvent } from "./types.ts";
+
+/** What a session's writes need to know of it. */
+export interface StoreWriterInit {
+  tenantId: string;
+  sessionId: string;
+  model: string;
+  origin: SessionOrigin;
+  agent: Agent;
+  log: EventLog;
+  deps: Pick<SessionDeps, "persistence" | "log" | "metrics">;
+  /** The running turn, as the state written at its start names it. */
+  running: () => RunningTurnInfo | undefined;
+  turnRunning: () => boolean;
+  lastSeq: () => number;
+}
+
+/**
+ * The session's writes to the store, one after another, so that a later write always
+ * lands after an earlier one. Each takes the log's unflushed events when it runs: events
+ * outside turns are batched into one write on the next tick; a turn's events go with its
+ * record and the session's state (a snapshot of everything needed to continue it).
+ */
+export class StoreWriter {
+  readonly #init: StoreWriterInit;
+  #writes: Promise<void> = Promise.resolve();
+  #writeScheduled = false;
+
+  constructor(init: StoreWriterInit) {
+    this.#init = init;
+  }
+
+  /**
+   * Stores the session's state in the write order: a new session's, so that another node
+   * can adopt it before its first turn, and a starting turn's, so that an adopting node
+   * knows the turn was cut.
+   */
+  storeState(failure = "could not persist session state"): void {
+    const { deps, tenantId, sessionId } = this.#init;
+    void this.#write(async () => {
+      try {
+        await deps.persistence.saveState(tenantId, sessionId, await this.#snapshot(this.#init.lastSeq()));
+      } catch (err) {
+        deps.log.warn({ err, sessionId }, failure);
+      }
+      return false;
+    });
+  }
+
+  /** Stores a turn with every unflushed event and `completed` (its turn_complete, numbered `completed.seq`), and the state; true when stored. */
+  async storeTurn(record: TurnRecord, completed: LoggedEvent): Promise<boolean> {
+    const { deps, tenantId, sessionId } = this.#init;
+    let stored = false;
+    await this.#write(async (batch) => {
+      try {
+        await deps.persistence.appendTurn(tenantId, sessionId, record, [...batch, completed], await this.#snapshot(completed.seq));
+        stored = true;
+      } catch (err) {
+        deps.log.error({ err, sessionId }, "could not persist turn");
+        deps.metrics.error("store");
+      }
+      return stored;
+    });
+    return stored;
+  }
+
+  /** Stores the events emitted outside a turn (session_started, errors) on the next tick. */
+  schedule(): void {
+    if (this.#writeScheduled) return;
+    this.#writeScheduled = true;
+    setImmediate(() => {
+      this.#writeScheduled = false;
+      if (this.#init.turnRunning()) return; // the turn's write takes them
+      void this.flushEvents();
+    });
+  }
+
+  /** Stores the unflushed events now (after the writes before). */
+  flushEvents(): Promise<void> {
+    const { deps, tenantId, sessionId } = this.#init;
+    return this.#write(async (batch) => {
+      if (batch.length === 0) return true;
+      try {
+        await deps.persistence.appendEvents(tenantId, sessionId, batch);
+        return true;
+      } catch (err) {
+        deps.log.warn({ err, sessionId }, "could not persist session events");
+        return false;
+      }
+    });
+  }
+
+  /** Stores the state and then `status` at once (the session leaves this process); throws when the store fails. */
+  async storeLeaving(status: SessionStatus): Promise<void> {
+    const { deps, tenantId, sessionId } = this.#init;
+    await deps.persistence.saveState(tenantId, sessionId, await this.#snapshot(this.#init.lastSeq()));
+    await deps.persistence.setStatus(tenantId, sessionId, status);
+  }
+
+  /** Runs one store write of the unflushed events after the writes before it: `run` gets them and says whether they were stored. */
+  #write(run: (batch: LoggedEvent[]) => Promise<boolean>): Promise<void> {
+    const next = this.#writes.then(async () => {
+      const batch = this.#init.log.unflushed();
+      if (await run(batch)) this.#init.log.flushed(batch.length);
+    });
+    this.#writes = next.catch(() => undefined);
+    return next;
+  }
+
+  #snapshot(lastSeq: number): Promise<TextParts> {
+    const { model, origin, agent } = this.#init;
+    const running = this.#init.running();
+    return encodeSnapshot({
+      version: 1,
+      model,
+      ...origin,
+      tools: agent.clientTools(),
+      history: agent.history(),
+      ...(agent.pendingSystemContext !== undefined ? { pendingSystemContext: agent.pendingSystemContext } : {}),
+      lastSeq,
+      ...(running ? { runningTurn: running } : {}),
+    });
+  }
+}

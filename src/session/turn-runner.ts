@@ -1,0 +1,191 @@
+import type { Agent, TurnInput, TurnRecord } from "../agent/index.ts";
+import { addUsage, emptyUsage, type TokenUsage } from "../models/index.ts";
+import type { SessionDeps } from "./ports.ts";
+import type { Sequencer } from "./sequencer.ts";
+import type { RunningTurnInfo } from "./snapshot.ts";
+import type { StoreWriter } from "./store-writer.ts";
+import type { SessionEvent } from "./types.ts";
+
+type TurnComplete = Extract<SessionEvent, { type: "turn_complete" }>;
+
+const INTERRUPTED = "the turn was interrupted by a server restart; send it again";
+
+/**
+ * Runs a session's turns, one at a time: the agent's events go to the sequencer, and a
+ * turn's end is stored (record, events, state) before its `turn_complete` is delivered, so
+ * a client that saw `turn_complete` can rely on the turn being stored. A turn cut by a
+ * shutdown, or by a crash of the previous process, ends as `interrupted` (§6 restarts).
+ */
+export class TurnRunner {
+  readonly #sessionId: string;
+  readonly #agent: Agent;
+  readonly #sequencer: Sequencer;
+  readonly #writer: StoreWriter;
+  readonly #deps: Pick<SessionDeps, "log" | "metrics">;
+  /** Whether the session is ending (or leaving this process): a cut turn is then not recorded here. */
+  readonly #ending: () => boolean;
+  #turn: Promise<void> | undefined;
+  /** Turns started so far (in this process). */
+  #turns = 0;
+  /** Usage of every turn so far (in this process), reported when the session ends. */
+  #usage: TokenUsage = emptyUsage();
+  /** The running turn, as the state written at its start names it. */
+  #running: RunningTurnInfo | undefined;
+  /** The running turn is being cut by a shutdown: it ends as `interrupted`. */
+  #interrupting = false;
+  /** A turn the previous process was running when it died: recorded as interrupted on first use. */
+  #cutTurn: RunningTurnInfo | undefined;
+  /** Set while the cut turn is being recorded: requests wait for it (it is a turn of its own). */
+  #cutRecording: Promise<void> | undefined;
+
+  constructor(init: {
+    sessionId: string;
+    agent: Agent;
+    sequencer: Sequencer;
+    writer: StoreWriter;
+    deps: Pick<SessionDeps, "log" | "metrics">;
+    ending: () => boolean;
+    cutTurn?: RunningTurnInfo;
+  }) {
+    this.#sessionId = init.sessionId;
+    this.#agent = init.agent;
+    this.#sequencer = init.sequencer;
+    this.#writer = init.writer;
+    this.#deps = init.deps;
+    this.#ending = init.ending;
+    this.#cutTurn = init.cutTurn;
+  }
+
+  get running(): boolean {
+    return this.#turn !== undefined;
+  }
+
+  get runningTurn(): RunningTurnInfo | undefined {
+    return this.#running;
+  }
+
+  get turns(): number {
+    return this.#turns;
+  }
+
+  get usage(): TokenUsage {
+    return this.#usage;
+  }
+
+  /** A turn cut by a crash waits to be recorded. */
+  get hasCutTurn(): boolean {
+    return this.#cutTurn !== undefined;
+  }
+
+  /** Resolves when the running turn (if any) has ended. */
+  async idle(): Promise<void> {
+    await this.#turn;
+  }
+
+  /** Starts a turn; the caller checked that none is running. */
+  start(input: TurnInput): void {
+    this.#sequencer.turnIndex = ++this.#turns;
+    this.#running = { messageId: input.messageId, userContent: input.content, mode: input.mode, startedAt: Date.now() };
+    this.#writer.storeState("could not persist the running turn");
+    this.#track(this.#run(input));
+  }
+
+  /** Cuts the running turn for a shutdown: it ends with `interrupted` (stored like any turn). */
+  interrupt(): void {
+    if (!this.#turn) return;
+    this.#interrupting = true;
+    this.#agent.cancelTurn("the server is shutting down");
+  }
+
+  #track(run: Promise<void>): Promise<void> {
+    const turn = run.finally(() => {
+      this.#turn = undefined;
+      this.#sequencer.turnIndex = undefined;
+    });
+    this.#turn = turn;
+    return turn;
+  }
+
+  async #run(input: TurnInput): Promise<void> {
+    try {
+      for await (const event of this.#agent.runTurn(input)) {
+        if (event.type === "error") this.#deps.metrics.error(event.code);
+        if (event.type === "turn_complete") await this.#complete(this.#interrupting ? this.#asInterrupted(event) : event);
+        else this.#sequencer.emit(event);
+      }
+    } catch (err) {
+      // The agent guarantees a turn_complete; reaching here is a bug worth a log line.
+      this.#deps.log.error({ err, sessionId: this.#sessionId }, "turn failed outside the agent loop");
+      this.#sequencer.emit({ type: "session_error", code: "internal", message: "internal error", retryable: true });
+    } finally {
+      this.#interrupting = false;
+    }
+  }
+
+  /** A turn cut by a shutdown: `SessionError{interrupted}`, then its turn_complete as `error`. */
+  #asInterrupted(event: TurnComplete): TurnComplete {
+    this.#sequencer.emit({ type: "session_error", code: "interrupted", message: INTERRUPTED, retryable: true });
+    const record: TurnRecord = { ...event.record, stopReason: "error", error: { code: "interrupted", message: INTERRUPTED, retryable: true } };
+    return { ...event, stopReason: "error", record };
+  }
+
+  /**
+   * Stores the turn with every event since the last flush, its own turn_complete included,
+   * and the session's state, in one write; only then is turn_complete delivered (see
+   * `Sequencer.release`).
+   */
+  async #complete(event: TurnComplete): Promise<void> {
+    this.#sequencer.flush();
+    this.#running = undefined;
+    this.#usage = addUsage(this.#usage, event.usage);
+    const completed = this.#sequencer.hold(event);
+    const stored = await this.#writer.storeTurn(event.record, completed);
+    this.#deps.metrics.turnCompleted(event.record);
+    this.#sequencer.release(completed, event, stored);
+  }
+
+  /**
+   * Records the turn a crashed process was running as interrupted, like a turn cut by a
+   * shutdown: `SessionError{interrupted}`, then its `turn_complete{error}`, stored as a turn
+   * (its user message, no answer). Once, at the session's first attach or request here.
+   */
+  async recordCutTurn(): Promise<void> {
+    const cut = this.#cutTurn;
+    if (!cut || this.#ending()) return this.#cutRecording;
+    this.#cutTurn = undefined;
+    const event = cutTurnComplete(cut);
+    const turn = this.#track(
+      Promise.resolve()
+        .then(() => {
+          this.#sequencer.turnIndex = ++this.#turns;
+          return this.#complete(this.#asInterrupted(event));
+        })
+        .catch((err: unknown) => this.#deps.log.error({ err, sessionId: this.#sessionId }, "could not record the cut turn")),
+    );
+    this.#cutRecording = turn.finally(() => {
+      this.#cutRecording = undefined;
+    });
+    await turn;
+  }
+}
+
+/** The end of a turn nothing is known of beyond its start: no answer, no usage. */
+function cutTurnComplete(cut: RunningTurnInfo): TurnComplete {
+  const usage = emptyUsage();
+  const record: TurnRecord = {
+    messageId: cut.messageId,
+    userContent: cut.userContent,
+    userContext: [],
+    mode: cut.mode,
+    assistantText: "",
+    assistantThinking: "",
+    assistantThinkingBlocks: [],
+    toolCalls: [],
+    usage,
+    stopReason: "cancelled",
+    compactions: 0,
+    startedAt: cut.startedAt,
+    endedAt: Date.now(),
+  };
+  return { type: "turn_complete", messageId: cut.messageId, usage, stopReason: "cancelled", record };
+}
