@@ -9,7 +9,7 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { getHeapSpaceStatistics } from "node:v8";
 import { createApp } from "../src/app/app.ts";
 import { loadConfig } from "../src/app/config.ts";
-import { MemoryPersistence } from "../src/app/memory-persistence.ts";
+import { MemoryPersistence } from "../test/support/memory-persistence.ts";
 import { startBareServer } from "./bare-server.ts";
 
 /** What the parent asks the child to host. */

@@ -1,5 +1,15 @@
+import type { FastifyBaseLogger } from "fastify";
+import { createAgent } from "../agent/index.ts";
+import type { EventBus } from "../bus/index.ts";
+import type { ModelCatalog } from "../models/index.ts";
+import { encodeTeamEvent } from "../rpc/index.ts";
 import type { SessionExtension, SessionLink } from "../session/index.ts";
-import type { ParentSession, Teams } from "../teams/index.ts";
+import type { Store } from "../store/index.ts";
+import { type ParentSession, Teams } from "../teams/index.ts";
+import type { AgentSettings } from "./agent-setup.ts";
+import type { Config } from "./config.ts";
+import type { Lifecycle } from "./lifecycle.ts";
+import type { NodeHeartbeat } from "./node-heartbeat.ts";
 
 /** The teams layer's view of a live session, over the session layer's link. */
 export function parentSessionOf(link: SessionLink): ParentSession {
@@ -20,4 +30,51 @@ export function parentSessionOf(link: SessionLink): ParentSession {
 /** `SessionDeps.extend`: every started session gets the team tools and ends its task with it. */
 export function teamExtension(teams: Teams): (link: SessionLink) => SessionExtension {
   return (link) => teams.attachSession(parentSessionOf(link));
+}
+
+export interface TeamsSetup {
+  config: Config;
+  store: Store;
+  bus: EventBus;
+  models: ModelCatalog;
+  agent: AgentSettings;
+  nodeId: string;
+  heartbeat: NodeHeartbeat;
+  log: FastifyBaseLogger;
+  lifecycle: Lifecycle;
+}
+
+/**
+ * Builds the teams of this node and ends the tasks a previous run left running (their workers
+ * fail with timeout); from then on each heartbeat also ends the tasks of nodes that stopped
+ * heart-beating. At shutdown every running task is cancelled.
+ */
+export async function startTeams({ config, store, bus, models, agent, nodeId, heartbeat, log, lifecycle }: TeamsSetup): Promise<Teams> {
+  const teams = new Teams({
+    store,
+    bus,
+    encode: encodeTeamEvent,
+    models,
+    createAgent,
+    agentLimits: agent.limits,
+    defaultPermissions: agent.defaultPermissions,
+    defaultMaxContextTokens: config.maxContextTokens,
+    limits: {
+      workersPerTask: config.teamMaxWorkersPerTask,
+      runningWorkersPerTenant: config.teamMaxRunningWorkersPerTenant,
+      maxSpawnDepth: config.teamMaxSpawnDepth,
+      workerTimeoutMs: config.workerTimeoutMs,
+    },
+    nodeId,
+    nodeExpiryMs: config.nodeExpiryMs,
+    log,
+  });
+  lifecycle.onClose("teams", () => teams.close());
+  const recovered = await teams.recover(true);
+  if (recovered > 0) log.warn({ tasks: recovered }, "ended tasks of a previous run: their workers failed with timeout");
+  heartbeat.afterEachBeat(async () => {
+    const closed = await teams.recover();
+    if (closed > 0) log.warn({ tasks: closed }, "ended tasks of a node that stopped heart-beating: their workers failed with timeout");
+  });
+  return teams;
 }

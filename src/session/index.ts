@@ -10,3 +10,4 @@ export type { SessionSnapshot } from "./snapshot.ts";
 export type * from "./types.ts";
 export { isUuid } from "./uuid.ts";
 export { StreamSlots } from "./stream-slots.ts";
+export { storePersistence } from "./store-persistence.ts";

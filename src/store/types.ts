@@ -99,13 +99,6 @@ export interface SessionStore {
   /** The updated session; undefined when unknown or when `from` did not match. */
   updateSessionStatus(tenantId: string, id: string, change: SessionStatusChange): Promise<Session | undefined>;
   /**
-   * At startup: every `active` or `detached` session owned by `nodeId` (every such session when
-   * `nodeId` is absent, i.e. single-node use) becomes `error` with `endedAt` = `now`: its agent
-   * and running turn died with the previous process. Transcripts and events stay readable.
-   * Returns how many sessions were marked.
-   */
-  markOrphanedSessions(nodeId?: string, now?: number): Promise<number>;
-  /**
    * The session with what re-attaching needs: its last event seq (also when retention deleted
    * the events), how far retention deleted its log, its state snapshot, and whether its node
    * heart-beat at or after `aliveSince`. Undefined when unknown or another tenant's.

@@ -1,6 +1,6 @@
 // session-behaviour.md §1, §2 and §8 to the letter: which code, which `retryable`, fatal or not.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { MemoryPersistence } from "../../src/app/memory-persistence.ts";
+import { MemoryPersistence } from "../support/memory-persistence.ts";
 import { RozError } from "../../src/errors/index.ts";
 import type { ClientKind } from "../support/session-client.ts";
 import { nextOf, readTurn, rq, tool, turnCompleteOf, responseValue } from "../support/session-protocol.ts";

@@ -6,7 +6,7 @@ import { Code, ConnectError, createClient, createRouterTransport, type Client } 
 import { afterEach, describe, expect, it } from "vitest";
 import { createAgent, defaultAgentLimits } from "../../src/agent/index.ts";
 import { RozError } from "../../src/errors/index.ts";
-import { MemoryPersistence } from "../../src/app/memory-persistence.ts";
+import { MemoryPersistence } from "../support/memory-persistence.ts";
 import { AgentService, type SessionRequest, SessionRequestSchema, type SessionResponse } from "../../src/gen/roz/v1/agent_pb.js";
 import { createModelCatalog } from "../../src/models/index.ts";
 import { createAgentService, encodeResponse, type RpcAuthenticator } from "../../src/rpc/index.ts";

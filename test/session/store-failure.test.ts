@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { MemoryPersistence } from "../../src/app/memory-persistence.ts";
+import { MemoryPersistence } from "../support/memory-persistence.ts";
 import type { TurnRecord } from "../../src/agent/index.ts";
 import type { LoggedEvent } from "../../src/session/index.ts";
 import { startServer, type TestServer } from "../support/server.ts";

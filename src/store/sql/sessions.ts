@@ -134,15 +134,5 @@ export function sessionRepo({ db, now }: StoreContext): SessionStore {
       );
       return changed === 1;
     },
-
-    async markOrphanedSessions(nodeId, at = now()) {
-      const where = ["status IN ('active', 'detached')"];
-      const params: SqlValue[] = [at, at];
-      if (nodeId !== undefined) {
-        where.push("node_id = ?");
-        params.push(nodeId);
-      }
-      return db.run(`UPDATE sessions SET status = 'error', updated_at = ?, ended_at = COALESCE(ended_at, ?) WHERE ${where.join(" AND ")}`, params);
-    },
   };
 }

@@ -2,7 +2,6 @@ import { describe, expect, it } from "vitest";
 import { RozError } from "../../../src/errors/index.ts";
 import type { NewSession, Session, SessionFilter, Tenant } from "../../../src/store/index.ts";
 import { newestFirst, type SuiteContext } from "../conformance.ts";
-import { uniqueName } from "../fixtures.ts";
 
 export function sessionSuite(ctx: SuiteContext): void {
   const start = (tenant: Tenant, extra: Partial<NewSession> = {}) =>
@@ -116,28 +115,6 @@ export function sessionSuite(ctx: SuiteContext): void {
       expect(again).toMatchObject({ status: "error", endedAt: done!.endedAt });
       const explicit = await ctx.store().updateSessionStatus(tenant.id, s.id, { status: "cancelled", endedAt: 42 });
       expect(explicit?.endedAt).toBe(42);
-    });
-
-    it("markOrphanedSessions ends a node's active and detached sessions as error", async () => {
-      const tenant = await ctx.tenant();
-      const node = uniqueName("node");
-      const active = await start(tenant, { nodeId: node });
-      const detached = await start(tenant, { nodeId: node });
-      await ctx.store().updateSessionStatus(tenant.id, detached.id, { status: "detached" });
-      const finished = await start(tenant, { nodeId: node });
-      const ended = await ctx.store().updateSessionStatus(tenant.id, finished.id, { status: "completed" });
-      const elsewhere = await start(tenant, { nodeId: uniqueName("node") });
-
-      expect(await ctx.store().markOrphanedSessions(node, 5_000)).toBe(2);
-      for (const id of [active.id, detached.id]) {
-        expect(await ctx.store().getSession(tenant.id, id)).toMatchObject({ status: "error", endedAt: 5_000 });
-      }
-      expect(await ctx.store().getSession(tenant.id, finished.id)).toEqual(ended);
-      expect((await ctx.store().getSession(tenant.id, elsewhere.id))?.status).toBe("active");
-
-      // Without a node id (single-node use) every live session is an orphan.
-      expect(await ctx.store().markOrphanedSessions()).toBeGreaterThanOrEqual(1);
-      expect((await ctx.store().getSession(tenant.id, elsewhere.id))?.status).toBe("error");
     });
   });
 }

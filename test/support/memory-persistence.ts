@@ -1,6 +1,6 @@
-import type { TurnRecord } from "../agent/index.ts";
-import type { StoredText } from "../domain/index.ts";
-import type { LoggedEvent, SessionEnvironment, SessionPersistence, SessionStatus, StoredSession } from "../session/index.ts";
+import type { TurnRecord } from "../../src/agent/index.ts";
+import type { StoredText } from "../../src/domain/index.ts";
+import type { LoggedEvent, SessionEnvironment, SessionPersistence, SessionStatus, StoredSession } from "../../src/session/index.ts";
 
 interface MemorySession {
   tenantId: string;
@@ -12,13 +12,13 @@ interface MemorySession {
   state?: string;
 }
 
+/** What a store keeps of a logged event: its seq and flat bytes (no domain event). */
+const asStored = (e: LoggedEvent): LoggedEvent => ({ seq: e.seq, bytes: e.bytes });
+
 /**
  * Session persistence held in memory: the baseline the benchmark compares the real
  * stores against, and what unit tests of the session layer use. Nothing survives a restart.
  */
-/** What a store keeps of a logged event: its seq and flat bytes (no domain event). */
-const asStored = (e: LoggedEvent): LoggedEvent => ({ seq: e.seq, bytes: e.bytes });
-
 export class MemoryPersistence implements SessionPersistence {
   readonly environments = new Map<string, SessionEnvironment & { tenantId: string }>();
   readonly sessions = new Map<string, MemorySession>();

@@ -1,5 +1,6 @@
 import type { TurnRecord } from "../agent/index.ts";
-import type { LoggedEvent, SessionEnvironment, SessionPersistence, SessionStatus } from "../session/index.ts";
+import type { SessionEnvironment, SessionPersistence, SessionStatus } from "./ports.ts";
+import type { LoggedEvent } from "./types.ts";
 import type { Environment, Store } from "../store/index.ts";
 
 const toSessionEnvironment = (env: Environment): SessionEnvironment => ({

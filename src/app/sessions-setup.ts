@@ -1,0 +1,81 @@
+import { setTimeout as delay } from "node:timers/promises";
+import type { FastifyBaseLogger } from "fastify";
+import { createAgent } from "../agent/index.ts";
+import type { ModelCatalog } from "../models/index.ts";
+import { encodeResponse } from "../rpc/index.ts";
+import { type SessionDeps, SessionDirectory, type SessionPersistence, SessionRegistry, type SessionStream, storePersistence } from "../session/index.ts";
+import type { Store } from "../store/index.ts";
+import type { Teams } from "../teams/index.ts";
+import type { AgentSettings } from "./agent-setup.ts";
+import type { Config } from "./config.ts";
+import type { Lifecycle } from "./lifecycle.ts";
+import type { Metrics } from "./metrics.ts";
+import type { RateLimits } from "./rate-limit.ts";
+import { teamExtension } from "./team-wiring.ts";
+
+/** Kept responses a live session holds in memory at most (older ones are read from the store). */
+const MEMORY_EVENTS = 2_000;
+
+/** The live sessions of this node and what running them needs. */
+export interface Sessions {
+  readonly deps: SessionDeps;
+  readonly registry: SessionRegistry;
+  readonly directory: SessionDirectory;
+  /** Session streams open on this node (its clients' and relayed ones): ended at shutdown. */
+  readonly openStreams: Set<SessionStream>;
+}
+
+export interface SessionsSetup {
+  config: Config;
+  store: Store;
+  /** A test's or benchmark's persistence; default: the store, timed per call. */
+  persistence: SessionPersistence | undefined;
+  nodeId: string;
+  models: ModelCatalog;
+  agent: AgentSettings;
+  teams: Teams;
+  rateLimits: RateLimits;
+  metrics: Metrics;
+  log: FastifyBaseLogger;
+  lifecycle: Lifecycle;
+}
+
+/**
+ * Builds the session registry and directory. At shutdown running turns get the grace period to
+ * finish (then they are interrupted), every live session is stored and detached (resumable by
+ * the next process), and open streams end with UNAVAILABLE. Idle sessions cost no wait.
+ */
+export function createSessions(setup: SessionsSetup): Sessions {
+  const { config, store, nodeId, agent, metrics, lifecycle } = setup;
+  const deps: SessionDeps = {
+    models: setup.models,
+    createAgent,
+    persistence: setup.persistence ?? storePersistence(store, { id: nodeId, expiryMs: config.nodeExpiryMs }, (op, run) => metrics.observeStore(op, run)),
+    limits: agent.limits,
+    defaultPermissions: agent.defaultPermissions,
+    defaultMaxContextTokens: config.maxContextTokens,
+    keepaliveIntervalMs: config.keepaliveIntervalMs,
+    detachGraceMs: config.detachGraceMs,
+    log: setup.log,
+    metrics: metrics.session,
+    allowSessionStart: (principal) => setup.rateLimits.allowSessionStart(principal),
+    extend: teamExtension(setup.teams),
+    startTimeoutMs: config.startTimeoutMs,
+    encodeEvent: encodeResponse,
+    memoryEvents: Math.max(1, Math.min(config.eventRetention, MEMORY_EVENTS)),
+  };
+  const registry = new SessionRegistry();
+  const openStreams = new Set<SessionStream>();
+  lifecycle.onClose("running turns", async () => {
+    // Only running turns deserve the grace period; at its end they are interrupted.
+    const turns = Promise.all(registry.all().map((s) => s.idle()));
+    const deadline = new AbortController();
+    await Promise.race([turns, delay(config.shutdownGraceMs, undefined, { signal: deadline.signal }).catch(() => undefined)]);
+    deadline.abort();
+  });
+  lifecycle.onClose("live sessions", () => Promise.all(registry.all().map((s) => registry.suspend(s))));
+  lifecycle.onClose("open streams", () => {
+    for (const stream of openStreams) stream.shutdown();
+  });
+  return { deps, registry, directory: new SessionDirectory(deps, registry), openStreams };
+}
