@@ -266,7 +266,7 @@ describe("streams that never start, against a server process", () => {
     return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1]) * 1024;
   };
 
-  it(`${2 * ROUNDS * ROUND_STREAMS} attempts: memory stays flat after warming up; a bystander of the same tenant keeps streaming`, async () => {
+  it(`${(2 * ROUNDS * ROUND_STREAMS).toLocaleString("en")} attempts: memory stays flat after warming up; a bystander of the same tenant keeps streaming`, async () => {
     const bystander = await startBystander(server.url);
     const flood = sessionClientFactory("grpc-js", server.url);
     const round = async () => {
