@@ -2,7 +2,11 @@ import { defineConfig } from "vitest/config";
 import { onEveryProvider, tiers } from "./test/tiers/tiers.ts";
 
 /** What a tier's project needs besides its files: the shared Chromium, the one cluster topology. */
-const tierSettings: Record<string, object> = {};
+const tierSettings: Record<string, object> = {
+  browser: { globalSetup: ["test/support/chromium-server.ts"] },
+  // One worker that keeps its modules across files: they share one topology (test/support/shared-cluster.ts).
+  cluster: { isolate: false, fileParallelism: false, maxWorkers: 1 },
+};
 
 export default defineConfig({
   test: {
