@@ -1,14 +1,12 @@
 import { defineConfig } from "vitest/config";
+import { onEveryProvider, tiers } from "./test/tiers/tiers.ts";
 
-/** The session suites of spec §1–§4 that also run end to end on provider `anthropic`. */
-const onEveryProvider = [
-  "test/session/cancel.test.ts",
-  "test/session/deltas.test.ts",
-  "test/session/lifecycle.test.ts",
-  "test/session/permissions.test.ts",
-  "test/session/stop-reasons.test.ts",
-  "test/session/tools.test.ts",
-];
+/** What a tier's project needs besides its files: the shared Chromium, the one cluster topology. */
+const tierSettings: Record<string, object> = {
+  browser: { globalSetup: ["test/support/chromium-server.ts"] },
+  // One worker that keeps its modules across files: they share one topology (test/support/shared-cluster.ts).
+  cluster: { isolate: false, fileParallelism: false, maxWorkers: 1 },
+};
 
 export default defineConfig({
   test: {
@@ -17,9 +15,9 @@ export default defineConfig({
     pool: "forks",
     reporters: ["default"],
     projects: [
-      { extends: true, test: { name: "default", include: ["test/**/*.test.ts"] } },
+      ...tiers.map((tier) => ({ extends: true, test: { name: tier.name, include: [...tier.include], ...tierSettings[tier.name] } })),
       // The same files with the fixture's default model on the Anthropic Messages API (test/session/fixture.ts).
-      { extends: true, test: { name: "anthropic", include: onEveryProvider, env: { ROZ_TEST_PROVIDER: "anthropic" } } },
+      { extends: true, test: { name: "anthropic", include: [...onEveryProvider], env: { ROZ_TEST_PROVIDER: "anthropic" } } },
     ],
   },
 });

@@ -39,12 +39,13 @@ describe("attacks on the event loop, against a server process", () => {
     expect(text).toMatch(/^roz_event_loop_blocks_total \d+/m);
   });
 
-  it("globs, 100 KB and 4 MB words and 40,000-tool register_tools: a bystander's pings stay prompt", async () => {
+  // Regression sizes: a 100 KB word held BPE merging for seconds, and each 40,000-tool round is refused alike, so one
+  // round shows it; `npm run bench -- abuse` replays the 4 MB word and three rounds.
+  it("globs, a 100 KB word and a 40,000-tool register_tools: a bystander's pings stay prompt", async () => {
     const bystander = await startBystander(server.url);
     await globAttack(server.url);
     await longWordAttack(100_000)(server.url);
-    await longWordAttack(4_000_000)(server.url);
-    await registerToolsAttack(3)(server.url);
+    await registerToolsAttack(1, 40_000)(server.url);
     const report = await bystander.stop();
     const blocks = server.logLines().filter((l) => l["msg"] === "event loop blocked");
     // The strict 50 ms target is the benchmark's; this bound fails only if an attack really holds the loop.

@@ -11,26 +11,25 @@
 // NATS was down is noticed at the next relay keep round, without waiting for a keepalive.
 // Skips with a notice when PostgreSQL, nats-server or haproxy is missing (fails under CI=true).
 import { setTimeout as delay } from "node:timers/promises";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import type { SessionResponse } from "../../src/gen/roz/v1/agent_pb.js";
 import {
   activeSessions,
   NO_RATE_LIMITS,
-  clusterPrerequisites,
   type Cluster,
   type ClusterPrerequisites,
   type Conversation,
   expectSameAsReplay,
   lastSeq,
   relayedStreams,
-  startCluster,
 } from "../support/cluster.ts";
+import { acquire, clusterTest, release, sharedPrerequisites } from "../support/shared-cluster.ts";
 import { StreamEndedError } from "../support/grpc-js-client.ts";
 import { metric, readyz } from "../support/server.ts";
 import { type ClientKind, type SessionClientFactory, sessionClientFactory } from "../support/session-client.ts";
 import { caseOf, rq, show, startSession, textOf } from "../support/session-protocol.ts";
 
-const pre = await clusterPrerequisites();
+const pre = await sharedPrerequisites();
 
 /** How a conversation's client reaches its session. */
 type Path = "owner" | "relayed" | "haproxy";
@@ -127,17 +126,11 @@ if (pre === undefined) {
 } else {
   describe("NATS restart under a cluster", () => {
     let cluster: Cluster;
-    beforeAll(async () => {
-      cluster = await startCluster(pre as ClusterPrerequisites, {
-        nodes: 2,
-        // Keepalives far apart: a relayed client must not need one to learn that responses were lost.
-        env: { ...NO_RATE_LIMITS, ROZ_MAX_STREAMS_PER_KEY: "0", ROZ_KEEPALIVE_INTERVAL_MS: "60000" },
-      });
+    clusterTest.beforeAll(async ({ topology }) => {
+      // Keepalives far apart: a relayed client must not need one to learn that responses were lost.
+      cluster = await acquire(topology, { ...NO_RATE_LIMITS, ROZ_MAX_STREAMS_PER_KEY: "0", ROZ_KEEPALIVE_INTERVAL_MS: "60000" });
     }, 120_000);
-    afterAll(async () => {
-      await cluster?.close();
-      await pre.stop();
-    });
+    afterAll(() => release(cluster));
 
     it("every node is not ready while NATS is down and reconnects after; relayed clients keep their streams; no client loses or repeats a response", {
       timeout: 120_000,

@@ -5,21 +5,14 @@
 // one PostgreSQL, one nats-server, HAProxy. Skips with a notice when one is missing (fails under CI=true).
 import { setTimeout as delay } from "node:timers/promises";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import type { SessionResponse } from "../../src/gen/roz/v1/agent_pb.js";
-import {
-  activeSessions,
-  clusterPrerequisites,
-  NO_RATE_LIMITS,
-  relayedStreams,
-  startCluster,
-  type Cluster,
-  type ClusterPrerequisites,
-} from "../support/cluster.ts";
+import { activeSessions, NO_RATE_LIMITS, relayedStreams, type Cluster } from "../support/cluster.ts";
+import { acquire, clusterTest, release, sharedPrerequisites } from "../support/shared-cluster.ts";
 import { type SessionClient, type SessionClientFactory, sessionClientFactory } from "../support/session-client.ts";
 import { caseOf, readTurn, responseValue, rq, startSession, textOf, tool, turnCompleteOf } from "../support/session-protocol.ts";
 
-const pre = await clusterPrerequisites();
+const pre = await sharedPrerequisites();
 const ROUNDS = 20;
 
 /**
@@ -76,18 +69,14 @@ if (pre === undefined) {
   describe("node loss", () => {
     let cluster: Cluster;
     let db: pg.Client;
-    beforeAll(async () => {
-      cluster = await startCluster(pre as ClusterPrerequisites, {
-        nodes: 2,
-        env: { ROZ_NODE_HEARTBEAT_MS: "200", ROZ_NODE_EXPIRY_MS: "1000", ...NO_RATE_LIMITS },
-      });
+    clusterTest.beforeAll(async ({ topology }) => {
+      cluster = await acquire(topology, { ROZ_NODE_HEARTBEAT_MS: "200", ROZ_NODE_EXPIRY_MS: "1000", ...NO_RATE_LIMITS });
       db = new pg.Client({ connectionString: cluster.databaseUrl });
       await db.connect();
     }, 120_000);
     afterAll(async () => {
       await db?.end();
-      await cluster?.close();
-      await pre.stop();
+      await release(cluster);
     });
 
     it(`kill -9 of the owner mid-turn, ${ROUNDS} times: the client re-attaches, another node adopts, no completed turn is lost`, {

@@ -6,14 +6,15 @@
 import { create } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport, Http2SessionManager } from "@connectrpc/connect-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { AgentService, type SessionResponse, SessionRequestSchema } from "../../src/gen/roz/v1/agent_pb.js";
-import { activeSessions, clusterPrerequisites, startCluster, type Cluster, type ClusterPrerequisites, relayedStreams } from "../support/cluster.ts";
+import { activeSessions, type Cluster, type ClusterNode, relayedStreams } from "../support/cluster.ts";
+import { acquire, clusterTest, release, sharedPrerequisites } from "../support/shared-cluster.ts";
 import { sessionClientFactory, type SessionClient } from "../support/session-client.ts";
 import { expectCompleteLog, says, script, watch } from "../teams/support.ts";
 import { nextOf, readTurn, rq, startSession, textOf, tool, turnCompleteOf } from "../support/session-protocol.ts";
 
-const pre = await clusterPrerequisites();
+const pre = await sharedPrerequisites();
 
 /** Reads responses until one of kind `kind` (inclusive). */
 async function readUntil(client: SessionClient, kind: NonNullable<SessionResponse["response"]["case"]>): Promise<SessionResponse[]> {
@@ -32,19 +33,22 @@ if (pre === undefined) {
 } else {
   describe("relaying between live nodes", () => {
     let cluster: Cluster;
-    beforeAll(async () => {
-      cluster = await startCluster(pre as ClusterPrerequisites, { nodes: 3 });
+    /** The topology's two nodes and a third one started for this file. */
+    let nodes: ClusterNode[] = [];
+    clusterTest.beforeAll(async ({ topology }) => {
+      cluster = await acquire(topology);
+      nodes = [...cluster.nodes, await cluster.addNode()];
     }, 120_000);
     afterAll(async () => {
-      await cluster?.close();
-      await pre.stop();
+      await nodes[2]?.stop();
+      await release(cluster);
     });
 
     for (const kind of ["grpc-js", "connect"] as const) {
       it(`${kind}: a session started on A is re-attached through B mid-turn; the tool result sent to B reaches the loop on A`, {
         timeout: 60_000,
       }, async () => {
-        const [a, b] = cluster.nodes as [Cluster["nodes"][0], Cluster["nodes"][0]];
+        const [a, b] = nodes as [Cluster["nodes"][0], Cluster["nodes"][0]];
         const onA = sessionClientFactory(kind, a.url);
         const onB = sessionClientFactory(kind, b.url);
         try {
@@ -90,7 +94,7 @@ if (pre === undefined) {
     }
 
     it.each([true, false])("AttachSession on B and SendToSession on C drive a session that A runs (binary %s)", { timeout: 60_000 }, async (binary) => {
-      const [a, b, c] = cluster.nodes as [Cluster["nodes"][0], Cluster["nodes"][0], Cluster["nodes"][0]];
+      const [a, b, c] = nodes as [Cluster["nodes"][0], Cluster["nodes"][0], Cluster["nodes"][0]];
       const onA = sessionClientFactory("grpc-js", a.url);
       const managers = [b, c].map((n) => new Http2SessionManager(n.url));
       const [clientB, clientC] = [b, c].map((n, i) =>
@@ -124,7 +128,7 @@ if (pre === undefined) {
     });
 
     it("WatchTeam on C follows, live, a task whose workers run on A, and ends with it", { timeout: 60_000 }, async () => {
-      const [a, , c] = cluster.nodes as [Cluster["nodes"][0], Cluster["nodes"][0], Cluster["nodes"][0]];
+      const [a, , c] = nodes as [Cluster["nodes"][0], Cluster["nodes"][0], Cluster["nodes"][0]];
       const created = await fetch(`${a.url}/v1/tasks`, {
         method: "POST",
         headers: { "content-type": "application/json" },
@@ -139,7 +143,7 @@ if (pre === undefined) {
     });
 
     it("a relayed client that goes away leaves the session resumable; a third node relays it again", { timeout: 60_000 }, async () => {
-      const [a, b, c] = cluster.nodes as [Cluster["nodes"][0], Cluster["nodes"][0], Cluster["nodes"][0]];
+      const [a, b, c] = nodes as [Cluster["nodes"][0], Cluster["nodes"][0], Cluster["nodes"][0]];
       const factories = [a, b, c].map((n) => sessionClientFactory("grpc-js", n.url));
       try {
         const first = factories[0]!.open();

@@ -4,23 +4,13 @@
 // client ends with exactly the response sequence a client that never moved would have seen.
 // Skips with a notice when PostgreSQL, nats-server or haproxy is missing (fails under CI=true).
 import { setTimeout as delay } from "node:timers/promises";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  activeSessions,
-  NO_RATE_LIMITS,
-  clusterPrerequisites,
-  type Cluster,
-  type ClusterPrerequisites,
-  type Conversation,
-  expectSameAsReplay,
-  keep,
-  reattach,
-  startCluster,
-} from "../support/cluster.ts";
+import { afterAll, describe, expect, it } from "vitest";
+import { activeSessions, NO_RATE_LIMITS, type Cluster, type Conversation, expectSameAsReplay, keep, reattach } from "../support/cluster.ts";
+import { acquire, clusterTest, release, sharedPrerequisites } from "../support/shared-cluster.ts";
 import { sessionClientFactory } from "../support/session-client.ts";
 import { readTurn, rq, startSession } from "../support/session-protocol.ts";
 
-const pre = await clusterPrerequisites();
+const pre = await sharedPrerequisites();
 const SESSIONS = 50;
 
 /** Runs one turn; the turn may straddle a drain (its stream ends after it), which is followed by a re-attach. */
@@ -36,16 +26,10 @@ if (pre === undefined) {
 } else {
   describe("rolling restart", () => {
     let cluster: Cluster;
-    beforeAll(async () => {
-      cluster = await startCluster(pre as ClusterPrerequisites, {
-        nodes: 2,
-        env: { ...NO_RATE_LIMITS, ROZ_MAX_STREAMS_PER_KEY: "0" },
-      });
+    clusterTest.beforeAll(async ({ topology }) => {
+      cluster = await acquire(topology, { ...NO_RATE_LIMITS, ROZ_MAX_STREAMS_PER_KEY: "0" });
     }, 120_000);
-    afterAll(async () => {
-      await cluster?.close();
-      await pre.stop();
-    });
+    afterAll(() => release(cluster));
 
     it(`every node restarted one by one under ${SESSIONS} live sessions: each client sees exactly what a client that never moved would`, {
       timeout: 300_000,

@@ -3,12 +3,13 @@
 // work through HAProxy and reach both nodes; HAProxy's health checks on /readyz take a node
 // that drains out of the rotation and put it back once it is ready.
 // Skips with a notice when PostgreSQL, nats-server or haproxy is missing (fails under CI=true).
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { activeSessions, clusterPrerequisites, startCluster, type Cluster, type ClusterPrerequisites } from "../support/cluster.ts";
+import { afterAll, describe, expect, it } from "vitest";
+import { activeSessions, type Cluster } from "../support/cluster.ts";
+import { acquire, clusterTest, release, sharedPrerequisites } from "../support/shared-cluster.ts";
 import { sessionClientFactory } from "../support/session-client.ts";
 import { readTurn, rq, startSession, textOf, turnCompleteOf } from "../support/session-protocol.ts";
 
-const pre = await clusterPrerequisites();
+const pre = await sharedPrerequisites();
 
 const json = async (url: string, init?: RequestInit): Promise<{ status: number; body: Record<string, unknown> }> => {
   const r = await fetch(url, init);
@@ -22,13 +23,10 @@ if (pre === undefined) {
 } else {
   describe("two nodes behind HAProxy", () => {
     let cluster: Cluster;
-    beforeAll(async () => {
-      cluster = await startCluster(pre as ClusterPrerequisites, { nodes: 2 });
+    clusterTest.beforeAll(async ({ topology }) => {
+      cluster = await acquire(topology);
     }, 120_000);
-    afterAll(async () => {
-      await cluster?.close();
-      await pre.stop();
-    });
+    afterAll(() => release(cluster));
 
     it("REST through HAProxy reaches both nodes, which share one store and one bus", async () => {
       const seen = new Set<string>();

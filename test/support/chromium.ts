@@ -1,6 +1,14 @@
 // Debian's Chromium driven by playwright-core: the one way every browser test launches it.
 import { existsSync } from "node:fs";
-import { type Browser, chromium } from "playwright-core";
+import { type Browser, chromium, type LaunchOptions } from "playwright-core";
+import { inject } from "vitest";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    /** The browser tier's one Chromium (test/support/chromium-server.ts), when it runs one. */
+    chromiumEndpoint?: string;
+  }
+}
 
 export const CHROMIUM = process.env["ROZ_TEST_CHROMIUM"] ?? "/usr/bin/chromium";
 
@@ -8,16 +16,17 @@ export const CHROMIUM = process.env["ROZ_TEST_CHROMIUM"] ?? "/usr/bin/chromium";
 export const haveChromium = existsSync(CHROMIUM) || process.env["CI"] !== undefined;
 
 /** Headless, without the sandbox (root) and without the background requests this closed network refuses. */
-const launchArgs = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-];
+export const launchOptions: LaunchOptions = {
+  executablePath: CHROMIUM,
+  headless: true,
+  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+};
 
+/**
+ * A browser for one test file: a connection to the tier's shared Chromium when there is one
+ * (closing it closes only this file's contexts), else a Chromium of its own.
+ */
 export function launchChromium(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM, args: launchArgs, headless: true });
+  const endpoint = inject("chromiumEndpoint");
+  return endpoint === undefined ? chromium.launch(launchOptions) : chromium.connect(endpoint);
 }

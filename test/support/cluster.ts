@@ -82,7 +82,7 @@ export interface ClusterNode {
   readonly url: string;
   /** The running process (undefined while stopped). */
   readonly process: SpawnedServer | undefined;
-  /** Starts the node (again), with `env` added to the cluster's. */
+  /** Starts the node (again), with `env` added to the cluster's and the nodes' own settings (see `Cluster.configure`). */
   start(env?: Record<string, string>): Promise<void>;
   /** SIGTERM (graceful drain) unless told, and waits for the exit. */
   stop(signal?: NodeJS.Signals): Promise<ExitStatus | undefined>;
@@ -100,6 +100,14 @@ export interface Cluster {
   waitForBackends(up: readonly string[], timeoutMs?: number): Promise<void>;
   /** What HAProxy printed (its request log). */
   haproxyLog(): string;
+  /**
+   * Makes `env` the nodes' own settings, added to the cluster's at every later start, and
+   * restarts each node that is stopped or runs with other settings; resolves once HAProxy
+   * holds every node UP.
+   */
+  configure(env: Record<string, string>): Promise<void>;
+  /** Starts one more node on the same store and bus, outside HAProxy and `nodes`; `close` stops it too. */
+  addNode(): Promise<ClusterNode>;
   close(): Promise<void>;
 }
 
@@ -171,7 +179,10 @@ export async function startCluster(pre: ClusterPrerequisites, options: ClusterOp
   const dir = mkdtempSync(join(tmpdir(), "roz-cluster-"));
   const names = Array.from({ length: options.nodes }, (_, i) => `node-${String.fromCharCode(97 + i)}`);
   const ports = await Promise.all(names.map(() => freePort()));
-  const nodes = names.map((name, i) => makeNode(name, ports[i]!, { ...options.env, DATABASE_URL: databaseUrl, NATS_URL: pre.nats.url }));
+  const clusterEnv = { ...options.env, DATABASE_URL: databaseUrl, NATS_URL: pre.nats.url };
+  let nodeEnv: Record<string, string> = {};
+  const nodes = names.map((name, i) => makeNode(name, ports[i]!, clusterEnv, () => nodeEnv));
+  const spares: ClusterNode[] = [];
 
   let haproxy: ChildProcess | undefined;
   let haproxyOutput = "";
@@ -205,8 +216,25 @@ export async function startCluster(pre: ClusterPrerequisites, options: ClusterOp
       }
     },
     haproxyLog: () => haproxyOutput,
+    async configure(env) {
+      nodeEnv = env;
+      await Promise.all(
+        nodes.map(async (node) => {
+          if (node.runsWith(env)) return;
+          await node.stop();
+          await node.start();
+        }),
+      );
+      await cluster.waitForBackends(names);
+    },
+    async addNode() {
+      const node = makeNode(`node-${String.fromCharCode(97 + nodes.length + spares.length)}`, await freePort(), clusterEnv, () => nodeEnv);
+      spares.push(node);
+      await node.start();
+      return node;
+    },
     async close() {
-      await Promise.all(nodes.map((n) => n.process?.dispose()));
+      await Promise.all([...nodes, ...spares].map((n) => n.process?.dispose()));
       if (haproxy && haproxy.exitCode === null && haproxy.signalCode === null) {
         const exited = new Promise((resolve) => haproxy!.once("exit", resolve));
         haproxy.kill("SIGKILL");
@@ -247,8 +275,15 @@ export async function startCluster(pre: ClusterPrerequisites, options: ClusterOp
   return cluster;
 }
 
-function makeNode(name: string, port: number, env: Record<string, string>): ClusterNode {
+interface ManagedNode extends ClusterNode {
+  /** Whether the node runs, with exactly these own settings. */
+  runsWith(env: Record<string, string>): boolean;
+}
+
+function makeNode(name: string, port: number, env: Record<string, string>, nodeEnv: () => Record<string, string>): ManagedNode {
   let current: SpawnedServer | undefined;
+  let startedWith = "";
+  const running = (): boolean => current !== undefined && current.child.exitCode === null && current.child.signalCode === null;
   return {
     name,
     port,
@@ -257,10 +292,13 @@ function makeNode(name: string, port: number, env: Record<string, string>): Clus
       return current;
     },
     async start(extra = {}) {
-      if (current && current.child.exitCode === null && current.child.signalCode === null) throw new Error(`${name} is already running`);
+      if (running()) throw new Error(`${name} is already running`);
       await current?.dispose();
-      current = await spawnServer({ ...env, ...extra, ROZ_NODE_ID: name, ROZ_PORT: String(port) }, 60_000);
+      const own = { ...nodeEnv(), ...extra };
+      current = await spawnServer({ ...env, ...own, ROZ_NODE_ID: name, ROZ_PORT: String(port) }, 60_000);
+      startedWith = JSON.stringify(own);
     },
+    runsWith: (own) => running() && startedWith === JSON.stringify(own),
     async stop(signal: NodeJS.Signals = "SIGTERM") {
       return current?.stop(signal);
     },
