@@ -24,7 +24,7 @@ const tiers = [
 const imports = {
   main: ["app", "cli", "errors"],
   cli: ["app", "auth", "store", "errors"],
-  app: ["transport", "rpc", "routes", "cluster", "session", "teams", "auth", "agent", "models", "store", "bus", "domain", "errors", "gen"],
+  app: ["transport", "rpc", "routes", "cluster", "session", "teams", "auth", "agent", "models", "store", "bus", "errors", "gen"],
   transport: ["errors"],
   rpc: ["session", "teams", "agent", "models", "store", "domain", "errors", "gen"],
   routes: ["session", "teams", "auth", "agent", "models", "store", "domain", "errors"],
