@@ -35,8 +35,8 @@ export function textPartsUtf8(parts: readonly (string | Uint8Array)[]): Buffer {
 
 /**
  * Long strings are escaped this many characters at a time, an event-loop turn apart. A slice
- * this long is a large object to V8, which young-generation collections never copy: with
- * 64 K slices, the collections during a 4 MB message were longer than the slices saved.
+ * this long is a large object to V8, which young-generation collections never copy; shorter
+ * slices would be copied by every collection while a multi-megabyte message is escaped.
  */
 const SLICE_CHARS = 256 * 1024;
 
