@@ -3,6 +3,8 @@ import { onEveryProvider, tiers } from "./test/tiers/tiers.ts";
 
 /** What a tier's project needs besides its files: the shared Chromium, the one cluster topology. */
 const tierSettings: Record<string, object> = {
+  // Its files mostly wait on sockets and timers: two workers on two cores, where vitest's default is one.
+  fast: { maxWorkers: 2 },
   browser: { globalSetup: ["test/support/chromium-server.ts"] },
   // One worker that keeps its modules across files: they share one topology (test/support/shared-cluster.ts).
   cluster: { isolate: false, fileParallelism: false, maxWorkers: 1 },
