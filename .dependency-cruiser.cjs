@@ -25,7 +25,7 @@ const imports = {
   main: ["app", "cli", "errors"],
   cli: ["app", "auth", "store", "errors"],
   app: ["transport", "rpc", "routes", "cluster", "session", "teams", "auth", "agent", "models", "store", "bus", "errors", "gen"],
-  transport: ["errors"],
+  transport: ["domain", "errors"],
   rpc: ["session", "teams", "agent", "models", "store", "domain", "errors", "gen"],
   routes: ["session", "teams", "auth", "agent", "models", "store", "domain", "errors"],
   cluster: ["session", "bus", "errors"],

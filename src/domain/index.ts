@@ -19,5 +19,6 @@ export type {
   TurnRecord,
 } from "./turn-record.ts";
 export { AsyncQueue, type AsyncQueueOptions } from "./async-queue.ts";
+export { KeyCounts } from "./key-counts.ts";
 export { afterPendingIo } from "./loop-turn.ts";
 export { joinTextParts, sharedJson, sharedUtf8, type StoredText, TextParts, textPartsUtf8 } from "./text-parts.ts";

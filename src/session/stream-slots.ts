@@ -1,3 +1,4 @@
+import { KeyCounts } from "../domain/index.ts";
 import { RozError } from "../errors/index.ts";
 import type { Principal } from "./ports.ts";
 
@@ -8,7 +9,7 @@ import type { Principal } from "./ports.ts";
  */
 export class StreamSlots {
   readonly #max: number;
-  readonly #open = new Map<string, number>();
+  readonly #open = new KeyCounts();
 
   /** `max` 0 means no cap. */
   constructor(max: number) {
@@ -17,28 +18,19 @@ export class StreamSlots {
 
   /** Whether `principal`'s key holds as many streams as it may. */
   full(principal: Principal): boolean {
-    return this.#max > 0 && (this.#open.get(slotKey(principal)) ?? 0) >= this.#max;
+    return this.#max > 0 && this.#open.of(slotKey(principal)) >= this.#max;
   }
 
   /** The `resource_exhausted` error `acquire` throws for `principal` while `full`, else undefined. */
   refusal(principal: Principal): RozError | undefined {
     if (!this.full(principal)) return undefined;
-    return new RozError("resource_exhausted", `this key already has ${this.#open.get(slotKey(principal))} open streams; at most ${this.#max} are allowed`);
+    return new RozError("resource_exhausted", `this key already has ${this.#open.of(slotKey(principal))} open streams; at most ${this.#max} are allowed`);
   }
 
   acquire(principal: Principal): () => void {
     const refused = this.refusal(principal);
     if (refused) throw refused;
-    const key = slotKey(principal);
-    this.#open.set(key, (this.#open.get(key) ?? 0) + 1);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const left = (this.#open.get(key) ?? 1) - 1;
-      if (left <= 0) this.#open.delete(key);
-      else this.#open.set(key, left);
-    };
+    return this.#open.hold(slotKey(principal));
   }
 }
 

@@ -1,4 +1,5 @@
 import type { Socket } from "node:net";
+import { KeyCounts } from "../domain/index.ts";
 
 /**
  * The per-address connection cap: counts each admitted connection against its remote address
@@ -7,7 +8,7 @@ import type { Socket } from "node:net";
 export class AddressCap {
   readonly #cap: number;
   /** Open connections per remote address. */
-  readonly #open = new Map<string, number>();
+  readonly #open = new KeyCounts();
 
   constructor(cap: number) {
     this.#cap = cap;
@@ -17,14 +18,8 @@ export class AddressCap {
   admit(socket: Socket): boolean {
     if (this.#cap <= 0) return true;
     const address = socket.remoteAddress ?? "";
-    const open = this.#open.get(address) ?? 0;
-    if (open >= this.#cap) return false;
-    this.#open.set(address, open + 1);
-    socket.once("close", () => {
-      const left = (this.#open.get(address) ?? 1) - 1;
-      if (left <= 0) this.#open.delete(address);
-      else this.#open.set(address, left);
-    });
+    if (this.#open.of(address) >= this.#cap) return false;
+    socket.once("close", this.#open.hold(address));
     return true;
   }
 }
