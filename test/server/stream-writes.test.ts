@@ -41,15 +41,16 @@ interface Read {
   end: string;
 }
 
-/** Splits a body into its frames; a compressed message is expanded. */
+/** Splits a body into its frames; a compressed message is expanded. A frame not yet whole (still arriving) is left out. */
 function readBody(data: Buffer, trailers: http2.IncomingHttpHeaders): Read {
   const responses: SessionResponse[] = [];
   let compressed = 0;
   let largePlain = 0;
   let end = trailers["grpc-status"] !== undefined ? `grpc-status: ${trailers["grpc-status"]}` : "";
-  for (let at = 0; at < data.length; ) {
+  for (let at = 0; at + 5 <= data.length; ) {
     const flags = data[at]!;
     const length = data.readUInt32BE(at + 1);
+    if (at + 5 + length > data.length) break;
     const payload = data.subarray(at + 5, at + 5 + length);
     at += 5 + length;
     if (flags & (END | CONNECT_END)) end = payload.toString("utf8").trim();
