@@ -122,8 +122,6 @@ function payloadsOf(event: SessionEvent): TypedEvent[] | undefined {
           },
         },
       ];
-    case "presence":
-      return [{ case: "presenceHinted", value: { level: event.level, reason: event.reason } }];
     case "session_completed":
       return [
         {

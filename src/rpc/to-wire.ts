@@ -124,8 +124,6 @@ function responseOf(event: SessionEvent): ResponseCase {
       };
     case "pong":
       return { case: "pong", value: { $typeName: "roz.v1.Pong" } };
-    case "presence":
-      return { case: "presenceHint", value: { $typeName: "roz.v1.PresenceHint", level: event.level, reason: event.reason } };
     default: {
       const unreachable: never = event;
       throw new Error(`unmapped session event ${JSON.stringify(unreachable)}`);

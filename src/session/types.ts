@@ -58,7 +58,6 @@ export type SessionEvent =
   | { type: "session_error"; code: SessionErrorCode; message: string; retryable: boolean }
   | { type: "keepalive"; tokensUsed?: number; tokensMax?: number }
   | { type: "pong" }
-  | { type: "presence"; level: "full" | "mini" | "hidden"; reason: string }
   /** The last event of a session: how it ended and the tokens of all its turns. */
   | { type: "session_completed"; status: Exclude<SessionStatus, "active" | "detached">; reason: string; usage: TokenUsage; turns: number }
   /** The session's agent spawned its first worker: the client can watch the task. */

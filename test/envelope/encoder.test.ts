@@ -1,5 +1,5 @@
 // The per-stream encoder (src/rpc/responses.ts) on its own: what each format makes of
-// numbered session events, including those no e2e path reaches easily (presence, OODA).
+// numbered session events, including those no e2e path reaches easily (OODA).
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { createResponseEncoder, type EventFormat } from "../../src/rpc/index.ts";
@@ -73,10 +73,10 @@ describe("envelope", () => {
     expect(a).toMatchObject({ eventType: "session_rejected", typedEvent: { case: "sessionRejected", value: { code: "already_started" } } });
   });
 
-  it("names presence_hinted presence_hint and model_call_completed model_call", () => {
-    const out = encode("envelope", item(1, { type: "presence", level: "mini", reason: "idle" }), item(2, modelCall)).map(envelopeOf);
-    expect(out.map((e) => e.eventType)).toEqual(["presence_hint", "model_call"]);
-    expect(out[1]!.typedEvent).toMatchObject({
+  it("names model_call_completed model_call", () => {
+    const out = encode("envelope", item(1, modelCall)).map(envelopeOf);
+    expect(out.map((e) => e.eventType)).toEqual(["model_call"]);
+    expect(out[0]!.typedEvent).toMatchObject({
       case: "modelCallCompleted",
       value: { modelId: "gpt-x", provider: "openai", inputTokens: 10, outputTokens: 5, latencyMs: 42n, cacheHitTokens: 3, stopReason: "end_turn" },
     });
