@@ -7,7 +7,8 @@ const tierSettings: Record<string, object> = {
   fast: { maxWorkers: 2 },
   browser: { globalSetup: ["test/support/chromium-server.ts"] },
   // One worker that keeps its modules across files: they share one topology (test/support/shared-cluster.ts).
-  cluster: { isolate: false, fileParallelism: false, maxWorkers: 1 },
+  // Its own group, so that a run mixing tiers runs it after the others (vitest refuses two worker counts in one group).
+  cluster: { isolate: false, fileParallelism: false, maxWorkers: 1, sequence: { groupOrder: 1 } },
 };
 
 export default defineConfig({
