@@ -1,4 +1,4 @@
-import { type Reason, RozError, reasons } from "../errors/index.ts";
+import { isReason, type Reason, RozError } from "../errors/index.ts";
 import type { Principal } from "../session/index.ts";
 
 /**
@@ -82,7 +82,6 @@ const textDecoder = new TextDecoder();
 const invalid = (what: string): RozError => new RozError("invalid_argument", `malformed cluster message: ${what}`);
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 const isCount = (value: unknown): value is number => typeof value === "number" && Number.isFinite(value);
-const isReason = (value: unknown): value is Reason => typeof value === "string" && Object.hasOwn(reasons, value);
 
 function principalOf(value: unknown): Principal | undefined {
   if (!isRecord(value)) return undefined;

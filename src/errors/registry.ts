@@ -66,9 +66,14 @@ export type Reason = keyof typeof reasons;
 /** The in-band `SessionError.code` strings (session-behaviour.md §8): the reasons marked `inBand`. */
 export type SessionErrorCode = { [R in Reason]: (typeof reasons)[R] extends { inBand: string } ? R : never }[Reason];
 
+/** Whether `value` is one of the registry's reasons (a reason that came over a wire). */
+export function isReason(value: unknown): value is Reason {
+  return typeof value === "string" && Object.hasOwn(reasons, value);
+}
+
 /** Whether `s` is an in-band session code. */
 export function isSessionErrorCode(s: string): s is SessionErrorCode {
-  return Object.hasOwn(reasons, s) && (reasons[s as Reason] as ReasonEntry).inBand !== undefined;
+  return isReason(s) && (reasons[s] as ReasonEntry).inBand !== undefined;
 }
 
 /** The §8 `retryable` flag of `code`: the registry's, or `cause` (the error's own) where the rule is per cause. */

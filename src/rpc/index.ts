@@ -11,7 +11,7 @@ export { eventFormats, eventFormatHeader, eventFormatOf, type EventFormat } from
 export { createResponseEncoder, encoderOf, type ResponseEncoder } from "./responses.ts";
 export { encodeTeamEvent, teamEventToWire } from "./team-to-wire.ts";
 export { encodeGrpcMessagesOf } from "./grpc-message.ts";
-export { grpcMessageValue, grpcPercentEncode } from "./framing.ts";
+export { grpcPercentEncode } from "./framing.ts";
 export { screenToolLists } from "./screens/index.ts";
 export { relayHostCalls } from "./relay-host-calls.ts";
 export type { RelayedStream, RelayPort } from "./relay-port.ts";

@@ -211,10 +211,3 @@ export async function metric(url: string, line: RegExp): Promise<number | undefi
   const m = line.exec(text);
   return m ? Number(m[1]) : undefined;
 }
-
-/** The bytes V8 gives heap space `space` ("new", "old", …) in the server's `/metrics`. */
-export async function heapSpaceSize(url: string, space: string): Promise<number> {
-  const bytes = await metric(url, new RegExp(`^roz_nodejs_heap_space_size_total_bytes\\{space="${space}"\\} (\\d+)`, "m"));
-  if (bytes === undefined) throw new Error(`no heap space size for "${space}" in /metrics`);
-  return bytes;
-}

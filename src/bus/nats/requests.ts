@@ -1,5 +1,5 @@
 import { headers as natsHeaders, type NatsConnection, RequestError, type Subscription as NatsCoreSubscription } from "@nats-io/transport-node";
-import { type Reason, RozError, reasons } from "../../errors/index.ts";
+import { isReason, RozError } from "../../errors/index.ts";
 import type { RequestHandler, Responder } from "../types.ts";
 import { fromHeaders, toHeaders } from "./wire.ts";
 
@@ -7,8 +7,6 @@ const DEFAULT_REQUEST_TIMEOUT_MS = 5_000;
 /** Headers a failing request handler's reply carries instead of a body. */
 const ERROR_REASON = "Roz-Error-Reason";
 const ERROR_MESSAGE = "Roz-Error-Message";
-
-const isReason = (value: string): value is Reason => Object.hasOwn(reasons, value);
 
 /** Request/reply on core NATS (`<prefix>.rq.…`): a handler's RozError travels back in headers. */
 export class Requests {
