@@ -8,11 +8,5 @@ export const KEEP_ROUNDS = 10;
 
 /** The relays grouped by owner node, each relay visited once (a round stays linear in relays). */
 export function byOwner<R extends { readonly owner: string }>(relays: Iterable<R>): Map<string, R[]> {
-  const groups = new Map<string, R[]>();
-  for (const relay of relays) {
-    const group = groups.get(relay.owner);
-    if (group === undefined) groups.set(relay.owner, [relay]);
-    else group.push(relay);
-  }
-  return groups;
+  return Map.groupBy(relays, (relay) => relay.owner);
 }
