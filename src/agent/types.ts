@@ -95,6 +95,12 @@ export type AgentEvent =
   | { type: "activity"; state: ActivityState; detail: string; progress?: number; observing?: boolean; approval?: ApprovalQuestion }
   /** A call refused without a request to the client; `detail` is what the model was told. */
   | { type: "tool_denied"; toolCallId: string; toolName: string; reason: ToolDeniedReason; detail: string }
+  /**
+   * A tool call got its result, whoever gave it, or timed out / was cancelled after its
+   * request went out (`success: false`, the reason as `result`). `result` is cut to
+   * `limits.toolResultEchoBytes` (`truncated`).
+   */
+  | { type: "tool_finished"; toolCallId: string; toolName: string; success: boolean; result: string; truncated: boolean; workerId?: string }
   /** The end of an approval wait (a refusal also gets its `tool_denied`). */
   | { type: "approval_resolved"; toolCallId: string; approved: boolean; reason?: ToolDeniedReason }
   /** One model call ended (also aborted or failed ones); `stopReason` is the provider's finish or how it ended. */

@@ -3,11 +3,23 @@ import { RozError } from "../errors/index.ts";
 import type { SessionCommand } from "../session/index.ts";
 import { historyFromWire } from "./history-from-wire.ts";
 import { json } from "./struct.ts";
-import { type SessionRequest, ToolCategoryHint, type ToolSchema, type UserMessage } from "../gen/roz/v1/agent_pb.js";
+import { InputDelivery, type SessionRequest, ToolCategoryHint, type ToolSchema, type UserMessage } from "../gen/roz/v1/agent_pb.js";
 
 const bad = (message: string): never => {
   throw new RozError("invalid_argument", message);
 };
+
+const deliveries: Record<number, "queue" | "steer" | "interrupt" | undefined> = {
+  [InputDelivery.UNSPECIFIED]: undefined,
+  [InputDelivery.QUEUE]: "queue",
+  [InputDelivery.STEER]: "steer",
+  [InputDelivery.INTERRUPT]: "interrupt",
+};
+
+function deliveryFromWire(value: InputDelivery): "queue" | "steer" | "interrupt" | undefined {
+  if (!(value in deliveries)) bad(`user_message.delivery ${value} is not a known InputDelivery`);
+  return deliveries[value];
+}
 
 const categories: Record<number, ToolCategory> = {
   [ToolCategoryHint.TOOL_CATEGORY_UNSPECIFIED]: "unspecified",
@@ -73,6 +85,9 @@ export function commandFromWire(request: SessionRequest): SessionCommand {
         skipped: history.skipped,
         projectContext: s.projectContext,
         ...(s.maxContextTokens ? { maxContextTokens: s.maxContextTokens } : {}),
+        ...(s.fork !== undefined
+          ? { fork: { sessionId: s.fork.sessionId, ...(s.fork.throughTurn !== undefined ? { throughTurn: s.fork.throughTurn } : {}) } }
+          : {}),
       };
     }
     case "userMessage": {
@@ -85,6 +100,7 @@ export function commandFromWire(request: SessionRequest): SessionCommand {
         ...(m.aiMode !== undefined ? { aiMode: m.aiMode } : {}),
         ...(m.tools.length > 0 ? { tools: toolsFromWire(m.tools, "user_message.tools") } : {}),
         ...(m.systemContext !== undefined ? { systemContext: m.systemContext } : {}),
+        ...(deliveryFromWire(m.delivery) !== undefined ? { delivery: deliveryFromWire(m.delivery) } : {}),
       };
     }
     case "toolResult": {
@@ -102,7 +118,7 @@ export function commandFromWire(request: SessionRequest): SessionCommand {
       };
     }
     case "cancelTurn":
-      return { type: "cancel_turn", reason: r.value.reason };
+      return { type: "cancel_turn", reason: r.value.reason, clearQueue: r.value.clearQueue };
     case "cancelSession":
       return { type: "cancel_session", reason: r.value.reason };
     case "ping":
@@ -128,6 +144,8 @@ export function commandFromWire(request: SessionRequest): SessionCommand {
       if (afterSeq !== undefined && afterSeq > BigInt(Number.MAX_SAFE_INTEGER)) bad(`resume.after_seq ${afterSeq} is out of range`);
       return { type: "resume", sessionId, ...(afterSeq !== undefined ? { afterSeq: Number(afterSeq) } : {}) };
     }
+    case "rollback":
+      return { type: "rollback", turns: r.value.turns };
     case "webrtcAnswer":
     case "iceCandidate":
     case "cameraRequest":

@@ -133,10 +133,17 @@ function payloadsOf(event: SessionEvent): TypedEvent[] | undefined {
           },
         },
       ];
+    case "tool_finished":
+      return [{ case: "toolCallFinished", value: { callId: event.toolCallId, toolName: event.toolName, resultSummary: event.result } }];
+    // Upstream has no input or rollback events: envelope streams get nothing for them.
+    case "input_update":
+      return [];
     case "keepalive":
     case "pong":
     // No envelope payload says this: it goes out flat in every format.
     case "team_started":
+    // The sender gets its answer whatever its format.
+    case "rolled_back":
       return undefined;
     default: {
       const unreachable: never = event;

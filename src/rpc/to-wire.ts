@@ -1,9 +1,10 @@
 import { create, type JsonObject as PbJsonObject } from "@bufbuild/protobuf";
 import type { PermissionRule } from "../agent/index.ts";
 import type { TokenUsage } from "../models/index.ts";
-import type { SequencedEvent, SessionEvent } from "../session/index.ts";
+import type { InputState, SequencedEvent, SessionEvent } from "../session/index.ts";
 import {
   ApprovalRequestSchema,
+  InputState as PbInputState,
   type PermissionRule as PbPermissionRule,
   PermissionRuleSchema,
   type SessionResponse,
@@ -31,6 +32,13 @@ export const ruleToWire = (r: PermissionRule): PbPermissionRule =>
 
 type ResponseCase = SessionResponse["response"];
 
+const INPUT_STATES: Record<InputState, PbInputState> = {
+  queued: PbInputState.QUEUED,
+  steered: PbInputState.STEERED,
+  started: PbInputState.STARTED,
+  dropped: PbInputState.DROPPED,
+};
+
 function responseOf(event: SessionEvent): ResponseCase {
   switch (event.type) {
     case "session_started":
@@ -57,6 +65,33 @@ function responseOf(event: SessionEvent): ResponseCase {
       };
     case "team_started":
       return { case: "teamStarted", value: { $typeName: "roz.v1.TeamStarted", taskId: event.taskId } };
+    case "input_update":
+      return {
+        case: "inputUpdate",
+        value: {
+          $typeName: "roz.v1.InputUpdate",
+          messageId: event.messageId,
+          state: INPUT_STATES[event.state],
+          queuePosition: u32(event.queuePosition ?? 0),
+          content: event.content ?? "",
+          turnMessageId: event.turnMessageId ?? "",
+        },
+      };
+    case "rolled_back":
+      return { case: "rolledBack", value: { $typeName: "roz.v1.RolledBack", turns: u32(event.turns), remainingTurns: u32(event.remainingTurns) } };
+    case "tool_finished":
+      return {
+        case: "toolFinished",
+        value: {
+          $typeName: "roz.v1.ToolFinished",
+          toolCallId: event.toolCallId,
+          toolName: event.toolName,
+          success: event.success,
+          result: event.result,
+          truncated: event.truncated,
+          workerId: event.workerId ?? "",
+        },
+      };
     case "activity":
       return {
         case: "activityUpdate",
@@ -106,12 +141,18 @@ function responseOf(event: SessionEvent): ResponseCase {
     case "session_error":
       return {
         case: "error",
-        value: { $typeName: "roz.v1.SessionError", code: event.code, message: event.message, retryable: event.retryable },
+        value: {
+          $typeName: "roz.v1.SessionError",
+          code: event.code,
+          message: event.message,
+          retryable: event.retryable,
+          requestId: event.type === "session_error" ? (event.requestId ?? "") : "",
+        },
       };
     case "turn_complete":
       return {
         case: "turnComplete",
-        value: { $typeName: "roz.v1.TurnComplete", messageId: event.messageId, usage: usageToWire(event.usage), stopReason: event.stopReason },
+        value: { $typeName: "roz.v1.TurnComplete", messageId: event.messageId, usage: usageToWire(event.usage), stopReason: event.stopReason, costUsd: 0 },
       };
     case "keepalive":
       return {

@@ -21,7 +21,15 @@ export interface StartCommand {
   skipped: string[];
   projectContext: string[];
   maxContextTokens?: number;
+  /** Open the session as a copy of another one's conversation through `throughTurn` (default: its last ended turn). */
+  fork?: { sessionId: string; throughTurn?: number };
 }
+
+/** How a user message is delivered while a turn runs (§11); absent: `turn_in_progress`, as in v0.2. */
+export type InputDelivery = "queue" | "steer" | "interrupt";
+
+/** What became of a user message (§11). */
+export type InputState = "queued" | "steered" | "started" | "dropped";
 
 export type SessionCommand =
   | StartCommand
@@ -34,9 +42,13 @@ export type SessionCommand =
       aiMode?: string;
       tools?: ClientTool[];
       systemContext?: string;
+      delivery?: InputDelivery;
     }
   | { type: "tool_result"; toolCallId: string; outcome: ToolOutcome }
-  | { type: "cancel_turn"; reason: string }
+  /** `clearQueue`: also drop every waiting message. */
+  | { type: "cancel_turn"; reason: string; clearQueue: boolean }
+  /** Hide the last `turns` completed turns from the model (the transcript keeps them, marked). */
+  | { type: "rollback"; turns: number }
   | { type: "cancel_session"; reason: string }
   | { type: "ping" }
   | { type: "feedback"; sessionId: string; messageId: string; rating: string }
@@ -55,7 +67,12 @@ export type { SessionErrorCode } from "../errors/index.ts";
 export type SessionEvent =
   | AgentEvent
   | { type: "session_started"; sessionId: string; model: string; permissions: PermissionRule[] }
-  | { type: "session_error"; code: SessionErrorCode; message: string; retryable: boolean }
+  /** `requestId`: the request it answers (a user message's id, or a tool call id). */
+  | { type: "session_error"; code: SessionErrorCode; message: string; retryable: boolean; requestId?: string }
+  /** What became of a user message: every attached stream gets it (§11). */
+  | { type: "input_update"; messageId: string; state: InputState; queuePosition?: number; content?: string; turnMessageId?: string }
+  /** The answer to `rollback`. */
+  | { type: "rolled_back"; turns: number; remainingTurns: number }
   | { type: "keepalive"; tokensUsed?: number; tokensMax?: number }
   | { type: "pong" }
   /** The last event of a session: how it ended and the tokens of all its turns. */

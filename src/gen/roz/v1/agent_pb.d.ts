@@ -214,6 +214,14 @@ export declare type SessionRequest = Message<"roz.v1.SessionRequest"> & {
      */
     value: ResumeSession;
     case: "resume";
+  } | {
+    /**
+     * roz addition: hide the last completed turns from the model (the transcript keeps them).
+     *
+     * @generated from field: roz.v1.RollbackTurns rollback = 101;
+     */
+    value: RollbackTurns;
+    case: "rollback";
   } | { case: undefined; value?: undefined };
 };
 
@@ -222,6 +230,24 @@ export declare type SessionRequest = Message<"roz.v1.SessionRequest"> & {
  * Use `create(SessionRequestSchema)` to create a new message.
  */
 export declare const SessionRequestSchema: GenMessage<SessionRequest>;
+
+/**
+ * Removes the last `turns` completed turns from what the model sees next.
+ *
+ * @generated from message roz.v1.RollbackTurns
+ */
+export declare type RollbackTurns = Message<"roz.v1.RollbackTurns"> & {
+  /**
+   * @generated from field: uint32 turns = 1;
+   */
+  turns: number;
+};
+
+/**
+ * Describes the message roz.v1.RollbackTurns.
+ * Use `create(RollbackTurnsSchema)` to create a new message.
+ */
+export declare const RollbackTurnsSchema: GenMessage<RollbackTurns>;
 
 /**
  * Opens a session. Validated before anything is created (see session-behaviour.md §1).
@@ -278,6 +304,34 @@ export declare type StartSession = Message<"roz.v1.StartSession"> & {
    * @generated from field: bool enable_video = 10;
    */
   enableVideo: boolean;
+
+  /**
+   * roz addition: open the new session as a copy of another one's conversation.
+   *
+   * @generated from field: roz.v1.ForkFrom fork = 100;
+   */
+  fork?: ForkFrom | undefined;
+
+  /**
+   * roz addition: free-form labels, searchable over REST.
+   *
+   * @generated from field: map<string, string> metadata = 101;
+   */
+  metadata: { [key: string]: string };
+
+  /**
+   * roz addition: a human-readable title.
+   *
+   * @generated from field: optional string title = 102;
+   */
+  title?: string | undefined;
+
+  /**
+   * roz addition: the most the session may spend over its life.
+   *
+   * @generated from field: roz.v1.Budget budget = 103;
+   */
+  budget?: Budget | undefined;
 };
 
 /**
@@ -285,6 +339,56 @@ export declare type StartSession = Message<"roz.v1.StartSession"> & {
  * Use `create(StartSessionSchema)` to create a new message.
  */
 export declare const StartSessionSchema: GenMessage<StartSession>;
+
+/**
+ * The session a fork copies, and through which of its turns.
+ *
+ * @generated from message roz.v1.ForkFrom
+ */
+export declare type ForkFrom = Message<"roz.v1.ForkFrom"> & {
+  /**
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * 1-based; default: every completed turn.
+   *
+   * @generated from field: optional uint32 through_turn = 2;
+   */
+  throughTurn?: number | undefined;
+};
+
+/**
+ * Describes the message roz.v1.ForkFrom.
+ * Use `create(ForkFromSchema)` to create a new message.
+ */
+export declare const ForkFromSchema: GenMessage<ForkFrom>;
+
+/**
+ * Limits over a session's life.
+ *
+ * @generated from message roz.v1.Budget
+ */
+export declare type Budget = Message<"roz.v1.Budget"> & {
+  /**
+   * Input + output tokens.
+   *
+   * @generated from field: optional uint64 max_tokens = 1;
+   */
+  maxTokens?: bigint | undefined;
+
+  /**
+   * @generated from field: optional double max_cost_usd = 2;
+   */
+  maxCostUsd?: number | undefined;
+};
+
+/**
+ * Describes the message roz.v1.Budget.
+ * Use `create(BudgetSchema)` to create a new message.
+ */
+export declare const BudgetSchema: GenMessage<Budget>;
 
 /**
  * One message of a conversation, used to restore history (`role` is `user` or `assistant`).
@@ -507,6 +611,13 @@ export declare type UserMessage = Message<"roz.v1.UserMessage"> & {
    * @generated from field: optional string system_context = 6;
    */
   systemContext?: string | undefined;
+
+  /**
+   * roz addition: how the message is delivered while a turn runs.
+   *
+   * @generated from field: roz.v1.InputDelivery delivery = 100;
+   */
+  delivery: InputDelivery;
 };
 
 /**
@@ -624,6 +735,13 @@ export declare type CancelTurn = Message<"roz.v1.CancelTurn"> & {
    * @generated from field: string reason = 1;
    */
   reason: string;
+
+  /**
+   * roz addition: also drop every waiting message.
+   *
+   * @generated from field: bool clear_queue = 100;
+   */
+  clearQueue: boolean;
 };
 
 /**
@@ -883,6 +1001,38 @@ export declare type SessionResponse = Message<"roz.v1.SessionResponse"> & {
      */
     value: TeamStarted;
     case: "teamStarted";
+  } | {
+    /**
+     * roz addition: what became of a user message (queued, steered, started, dropped).
+     *
+     * @generated from field: roz.v1.InputUpdate input_update = 103;
+     */
+    value: InputUpdate;
+    case: "inputUpdate";
+  } | {
+    /**
+     * roz addition: the answer to `rollback`.
+     *
+     * @generated from field: roz.v1.RolledBack rolled_back = 104;
+     */
+    value: RolledBack;
+    case: "rolledBack";
+  } | {
+    /**
+     * roz addition: an MCP server's tools are failing.
+     *
+     * @generated from field: roz.v1.McpServerDegraded mcp_server_degraded = 105;
+     */
+    value: McpServerDegraded;
+    case: "mcpServerDegraded";
+  } | {
+    /**
+     * roz addition: a tool call got its result, whoever gave it.
+     *
+     * @generated from field: roz.v1.ToolFinished tool_finished = 106;
+     */
+    value: ToolFinished;
+    case: "toolFinished";
   } | { case: undefined; value?: undefined };
 
   /**
@@ -953,6 +1103,150 @@ export declare type TeamStarted = Message<"roz.v1.TeamStarted"> & {
  * Use `create(TeamStartedSchema)` to create a new message.
  */
 export declare const TeamStartedSchema: GenMessage<TeamStarted>;
+
+/**
+ * What became of one user message, on every attached stream.
+ *
+ * @generated from message roz.v1.InputUpdate
+ */
+export declare type InputUpdate = Message<"roz.v1.InputUpdate"> & {
+  /**
+   * The client's message_id, or the one the server gave it.
+   *
+   * @generated from field: string message_id = 1;
+   */
+  messageId: string;
+
+  /**
+   * @generated from field: roz.v1.InputState state = 2;
+   */
+  state: InputState;
+
+  /**
+   * With QUEUED: 1 = next to start.
+   *
+   * @generated from field: uint32 queue_position = 3;
+   */
+  queuePosition: number;
+
+  /**
+   * With STARTED and STEERED: the message's text.
+   *
+   * @generated from field: string content = 4;
+   */
+  content: string;
+
+  /**
+   * With STEERED: the message_id of the turn it joined.
+   *
+   * @generated from field: string turn_message_id = 5;
+   */
+  turnMessageId: string;
+};
+
+/**
+ * Describes the message roz.v1.InputUpdate.
+ * Use `create(InputUpdateSchema)` to create a new message.
+ */
+export declare const InputUpdateSchema: GenMessage<InputUpdate>;
+
+/**
+ * The answer to `rollback`.
+ *
+ * @generated from message roz.v1.RolledBack
+ */
+export declare type RolledBack = Message<"roz.v1.RolledBack"> & {
+  /**
+   * @generated from field: uint32 turns = 1;
+   */
+  turns: number;
+
+  /**
+   * @generated from field: uint32 remaining_turns = 2;
+   */
+  remainingTurns: number;
+};
+
+/**
+ * Describes the message roz.v1.RolledBack.
+ * Use `create(RolledBackSchema)` to create a new message.
+ */
+export declare const RolledBackSchema: GenMessage<RolledBack>;
+
+/**
+ * An MCP server whose calls keep failing.
+ *
+ * @generated from message roz.v1.McpServerDegraded
+ */
+export declare type McpServerDegraded = Message<"roz.v1.McpServerDegraded"> & {
+  /**
+   * @generated from field: string server_name = 1;
+   */
+  serverName: string;
+
+  /**
+   * @generated from field: uint32 failure_count = 2;
+   */
+  failureCount: number;
+
+  /**
+   * @generated from field: string last_error = 3;
+   */
+  lastError: string;
+};
+
+/**
+ * Describes the message roz.v1.McpServerDegraded.
+ * Use `create(McpServerDegradedSchema)` to create a new message.
+ */
+export declare const McpServerDegradedSchema: GenMessage<McpServerDegraded>;
+
+/**
+ * A tool call got its result, whoever gave it (a client, the server's own tools, an MCP server).
+ *
+ * @generated from message roz.v1.ToolFinished
+ */
+export declare type ToolFinished = Message<"roz.v1.ToolFinished"> & {
+  /**
+   * @generated from field: string tool_call_id = 1;
+   */
+  toolCallId: string;
+
+  /**
+   * @generated from field: string tool_name = 2;
+   */
+  toolName: string;
+
+  /**
+   * @generated from field: bool success = 3;
+   */
+  success: boolean;
+
+  /**
+   * Cut to ROZ_TOOL_RESULT_ECHO_BYTES.
+   *
+   * @generated from field: string result = 4;
+   */
+  result: string;
+
+  /**
+   * @generated from field: bool truncated = 5;
+   */
+  truncated: boolean;
+
+  /**
+   * Set for a team worker's call.
+   *
+   * @generated from field: string worker_id = 6;
+   */
+  workerId: string;
+};
+
+/**
+ * Describes the message roz.v1.ToolFinished.
+ * Use `create(ToolFinishedSchema)` to create a new message.
+ */
+export declare const ToolFinishedSchema: GenMessage<ToolFinished>;
 
 /**
  * What a `waiting_approval` ActivityUpdate asks the client to approve.
@@ -1204,6 +1498,13 @@ export declare type TurnComplete = Message<"roz.v1.TurnComplete"> & {
    * @generated from field: string stop_reason = 3;
    */
   stopReason: string;
+
+  /**
+   * roz addition: what the turn's model calls cost; 0 when the model has no price.
+   *
+   * @generated from field: double cost_usd = 100;
+   */
+  costUsd: number;
 };
 
 /**
@@ -1232,6 +1533,13 @@ export declare type SessionError = Message<"roz.v1.SessionError"> & {
    * @generated from field: bool retryable = 3;
    */
   retryable: boolean;
+
+  /**
+   * roz addition: the request this error answers (a user_message's message_id, or a tool_call_id).
+   *
+   * @generated from field: string request_id = 100;
+   */
+  requestId: string;
 };
 
 /**
@@ -3436,6 +3744,461 @@ export declare type SessionPermissionRulePayload = Message<"roz.v1.SessionPermis
 export declare const SessionPermissionRulePayloadSchema: GenMessage<SessionPermissionRulePayload>;
 
 /**
+ * @generated from message roz.v1.McpNoAuth
+ */
+export declare type McpNoAuth = Message<"roz.v1.McpNoAuth"> & {
+};
+
+/**
+ * Describes the message roz.v1.McpNoAuth.
+ * Use `create(McpNoAuthSchema)` to create a new message.
+ */
+export declare const McpNoAuthSchema: GenMessage<McpNoAuth>;
+
+/**
+ * @generated from message roz.v1.McpBearerAuth
+ */
+export declare type McpBearerAuth = Message<"roz.v1.McpBearerAuth"> & {
+  /**
+   * @generated from field: string token = 1;
+   */
+  token: string;
+};
+
+/**
+ * Describes the message roz.v1.McpBearerAuth.
+ * Use `create(McpBearerAuthSchema)` to create a new message.
+ */
+export declare const McpBearerAuthSchema: GenMessage<McpBearerAuth>;
+
+/**
+ * @generated from message roz.v1.McpStaticHeaderAuth
+ */
+export declare type McpStaticHeaderAuth = Message<"roz.v1.McpStaticHeaderAuth"> & {
+  /**
+   * @generated from field: string header_name = 1;
+   */
+  headerName: string;
+
+  /**
+   * @generated from field: string header_value = 2;
+   */
+  headerValue: string;
+};
+
+/**
+ * Describes the message roz.v1.McpStaticHeaderAuth.
+ * Use `create(McpStaticHeaderAuthSchema)` to create a new message.
+ */
+export declare const McpStaticHeaderAuthSchema: GenMessage<McpStaticHeaderAuth>;
+
+/**
+ * @generated from message roz.v1.McpOauthAuth
+ */
+export declare type McpOauthAuth = Message<"roz.v1.McpOauthAuth"> & {
+  /**
+   * @generated from field: repeated string scopes = 1;
+   */
+  scopes: string[];
+
+  /**
+   * @generated from field: optional string client_name = 2;
+   */
+  clientName?: string | undefined;
+
+  /**
+   * @generated from field: optional string client_metadata_url = 3;
+   */
+  clientMetadataUrl?: string | undefined;
+};
+
+/**
+ * Describes the message roz.v1.McpOauthAuth.
+ * Use `create(McpOauthAuthSchema)` to create a new message.
+ */
+export declare const McpOauthAuthSchema: GenMessage<McpOauthAuth>;
+
+/**
+ * @generated from message roz.v1.McpAuthConfig
+ */
+export declare type McpAuthConfig = Message<"roz.v1.McpAuthConfig"> & {
+  /**
+   * @generated from oneof roz.v1.McpAuthConfig.config
+   */
+  config: {
+    /**
+     * @generated from field: roz.v1.McpNoAuth no_auth = 1;
+     */
+    value: McpNoAuth;
+    case: "noAuth";
+  } | {
+    /**
+     * @generated from field: roz.v1.McpBearerAuth bearer = 2;
+     */
+    value: McpBearerAuth;
+    case: "bearer";
+  } | {
+    /**
+     * @generated from field: roz.v1.McpStaticHeaderAuth static_header = 3;
+     */
+    value: McpStaticHeaderAuth;
+    case: "staticHeader";
+  } | {
+    /**
+     * @generated from field: roz.v1.McpOauthAuth oauth = 4;
+     */
+    value: McpOauthAuth;
+    case: "oauth";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message roz.v1.McpAuthConfig.
+ * Use `create(McpAuthConfigSchema)` to create a new message.
+ */
+export declare const McpAuthConfigSchema: GenMessage<McpAuthConfig>;
+
+/**
+ * @generated from message roz.v1.McpServerSummary
+ */
+export declare type McpServerSummary = Message<"roz.v1.McpServerSummary"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: roz.v1.McpTransport transport = 2;
+   */
+  transport: McpTransport;
+
+  /**
+   * @generated from field: string url = 3;
+   */
+  url: string;
+
+  /**
+   * @generated from field: bool enabled = 4;
+   */
+  enabled: boolean;
+
+  /**
+   * @generated from field: roz.v1.McpAuthKind auth_kind = 5;
+   */
+  authKind: McpAuthKind;
+
+  /**
+   * @generated from field: roz.v1.McpHealthStatus health_status = 6;
+   */
+  healthStatus: McpHealthStatus;
+
+  /**
+   * @generated from field: uint32 failure_count = 7;
+   */
+  failureCount: number;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp degraded_at = 8;
+   */
+  degradedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: optional string last_error = 9;
+   */
+  lastError?: string | undefined;
+};
+
+/**
+ * Describes the message roz.v1.McpServerSummary.
+ * Use `create(McpServerSummarySchema)` to create a new message.
+ */
+export declare const McpServerSummarySchema: GenMessage<McpServerSummary>;
+
+/**
+ * @generated from message roz.v1.McpServerDetail
+ */
+export declare type McpServerDetail = Message<"roz.v1.McpServerDetail"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: roz.v1.McpTransport transport = 2;
+   */
+  transport: McpTransport;
+
+  /**
+   * @generated from field: string url = 3;
+   */
+  url: string;
+
+  /**
+   * @generated from field: bool enabled = 4;
+   */
+  enabled: boolean;
+
+  /**
+   * @generated from field: roz.v1.McpAuthKind auth_kind = 5;
+   */
+  authKind: McpAuthKind;
+
+  /**
+   * @generated from field: roz.v1.McpHealthStatus health_status = 6;
+   */
+  healthStatus: McpHealthStatus;
+
+  /**
+   * @generated from field: uint32 failure_count = 7;
+   */
+  failureCount: number;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp degraded_at = 8;
+   */
+  degradedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: optional string last_error = 9;
+   */
+  lastError?: string | undefined;
+
+  /**
+   * @generated from field: bool has_credentials = 10;
+   */
+  hasCredentials: boolean;
+};
+
+/**
+ * Describes the message roz.v1.McpServerDetail.
+ * Use `create(McpServerDetailSchema)` to create a new message.
+ */
+export declare const McpServerDetailSchema: GenMessage<McpServerDetail>;
+
+/**
+ * @generated from message roz.v1.RegisterMcpServerRequest
+ */
+export declare type RegisterMcpServerRequest = Message<"roz.v1.RegisterMcpServerRequest"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: roz.v1.McpTransport transport = 2;
+   */
+  transport: McpTransport;
+
+  /**
+   * @generated from field: string url = 3;
+   */
+  url: string;
+
+  /**
+   * @generated from field: bool enabled = 4;
+   */
+  enabled: boolean;
+
+  /**
+   * @generated from field: optional roz.v1.McpAuthConfig auth = 5;
+   */
+  auth?: McpAuthConfig | undefined;
+
+  /**
+   * @generated from field: optional string session_id = 6;
+   */
+  sessionId?: string | undefined;
+};
+
+/**
+ * Describes the message roz.v1.RegisterMcpServerRequest.
+ * Use `create(RegisterMcpServerRequestSchema)` to create a new message.
+ */
+export declare const RegisterMcpServerRequestSchema: GenMessage<RegisterMcpServerRequest>;
+
+/**
+ * @generated from message roz.v1.McpOauthPendingApproval
+ */
+export declare type McpOauthPendingApproval = Message<"roz.v1.McpOauthPendingApproval"> & {
+  /**
+   * @generated from field: string approval_id = 1;
+   */
+  approvalId: string;
+
+  /**
+   * @generated from field: string authorization_url = 2;
+   */
+  authorizationUrl: string;
+
+  /**
+   * @generated from field: roz.v1.McpOauthPendingStatus status = 3;
+   */
+  status: McpOauthPendingStatus;
+};
+
+/**
+ * Describes the message roz.v1.McpOauthPendingApproval.
+ * Use `create(McpOauthPendingApprovalSchema)` to create a new message.
+ */
+export declare const McpOauthPendingApprovalSchema: GenMessage<McpOauthPendingApproval>;
+
+/**
+ * @generated from message roz.v1.RegisterMcpServerResponse
+ */
+export declare type RegisterMcpServerResponse = Message<"roz.v1.RegisterMcpServerResponse"> & {
+  /**
+   * @generated from oneof roz.v1.RegisterMcpServerResponse.result
+   */
+  result: {
+    /**
+     * @generated from field: roz.v1.McpServerDetail server = 1;
+     */
+    value: McpServerDetail;
+    case: "server";
+  } | {
+    /**
+     * @generated from field: roz.v1.McpOauthPendingApproval oauth_pending = 2;
+     */
+    value: McpOauthPendingApproval;
+    case: "oauthPending";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message roz.v1.RegisterMcpServerResponse.
+ * Use `create(RegisterMcpServerResponseSchema)` to create a new message.
+ */
+export declare const RegisterMcpServerResponseSchema: GenMessage<RegisterMcpServerResponse>;
+
+/**
+ * @generated from message roz.v1.ListMcpServersRequest
+ */
+export declare type ListMcpServersRequest = Message<"roz.v1.ListMcpServersRequest"> & {
+};
+
+/**
+ * Describes the message roz.v1.ListMcpServersRequest.
+ * Use `create(ListMcpServersRequestSchema)` to create a new message.
+ */
+export declare const ListMcpServersRequestSchema: GenMessage<ListMcpServersRequest>;
+
+/**
+ * @generated from message roz.v1.ListMcpServersResponse
+ */
+export declare type ListMcpServersResponse = Message<"roz.v1.ListMcpServersResponse"> & {
+  /**
+   * @generated from field: repeated roz.v1.McpServerSummary servers = 1;
+   */
+  servers: McpServerSummary[];
+};
+
+/**
+ * Describes the message roz.v1.ListMcpServersResponse.
+ * Use `create(ListMcpServersResponseSchema)` to create a new message.
+ */
+export declare const ListMcpServersResponseSchema: GenMessage<ListMcpServersResponse>;
+
+/**
+ * @generated from message roz.v1.GetMcpServerRequest
+ */
+export declare type GetMcpServerRequest = Message<"roz.v1.GetMcpServerRequest"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message roz.v1.GetMcpServerRequest.
+ * Use `create(GetMcpServerRequestSchema)` to create a new message.
+ */
+export declare const GetMcpServerRequestSchema: GenMessage<GetMcpServerRequest>;
+
+/**
+ * @generated from message roz.v1.DeleteMcpServerRequest
+ */
+export declare type DeleteMcpServerRequest = Message<"roz.v1.DeleteMcpServerRequest"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message roz.v1.DeleteMcpServerRequest.
+ * Use `create(DeleteMcpServerRequestSchema)` to create a new message.
+ */
+export declare const DeleteMcpServerRequestSchema: GenMessage<DeleteMcpServerRequest>;
+
+/**
+ * @generated from message roz.v1.DeleteMcpServerResponse
+ */
+export declare type DeleteMcpServerResponse = Message<"roz.v1.DeleteMcpServerResponse"> & {
+  /**
+   * @generated from field: bool deleted = 1;
+   */
+  deleted: boolean;
+};
+
+/**
+ * Describes the message roz.v1.DeleteMcpServerResponse.
+ * Use `create(DeleteMcpServerResponseSchema)` to create a new message.
+ */
+export declare const DeleteMcpServerResponseSchema: GenMessage<DeleteMcpServerResponse>;
+
+/**
+ * @generated from message roz.v1.HealthCheckMcpServerRequest
+ */
+export declare type HealthCheckMcpServerRequest = Message<"roz.v1.HealthCheckMcpServerRequest"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message roz.v1.HealthCheckMcpServerRequest.
+ * Use `create(HealthCheckMcpServerRequestSchema)` to create a new message.
+ */
+export declare const HealthCheckMcpServerRequestSchema: GenMessage<HealthCheckMcpServerRequest>;
+
+/**
+ * @generated from message roz.v1.HealthCheckMcpServerResponse
+ */
+export declare type HealthCheckMcpServerResponse = Message<"roz.v1.HealthCheckMcpServerResponse"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: roz.v1.McpHealthStatus health_status = 2;
+   */
+  healthStatus: McpHealthStatus;
+
+  /**
+   * @generated from field: uint32 failure_count = 3;
+   */
+  failureCount: number;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp degraded_at = 4;
+   */
+  degradedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: optional string last_error = 5;
+   */
+  lastError?: string | undefined;
+};
+
+/**
+ * Describes the message roz.v1.HealthCheckMcpServerResponse.
+ * Use `create(HealthCheckMcpServerResponseSchema)` to create a new message.
+ */
+export declare const HealthCheckMcpServerResponseSchema: GenMessage<HealthCheckMcpServerResponse>;
+
+/**
  * Where the agent loop should run. This server always runs it in the cloud process.
  *
  * @generated from enum roz.v1.AgentPlacement
@@ -3463,6 +4226,81 @@ export enum AgentPlacement {
 export declare const AgentPlacementSchema: GenEnum<AgentPlacement>;
 
 /**
+ * How a user message is delivered while a turn runs.
+ *
+ * @generated from enum roz.v1.InputDelivery
+ */
+export enum InputDelivery {
+  /**
+   * v0.2: refused with `turn_in_progress` while a turn runs.
+   *
+   * @generated from enum value: INPUT_DELIVERY_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Waits, then starts its own turn when the turns before it have ended.
+   *
+   * @generated from enum value: INPUT_DELIVERY_QUEUE = 1;
+   */
+  QUEUE = 1,
+
+  /**
+   * Joins the running turn at the model's next call.
+   *
+   * @generated from enum value: INPUT_DELIVERY_STEER = 2;
+   */
+  STEER = 2,
+
+  /**
+   * Cancels the running turn, then starts the next one ahead of the queue.
+   *
+   * @generated from enum value: INPUT_DELIVERY_INTERRUPT = 3;
+   */
+  INTERRUPT = 3,
+}
+
+/**
+ * Describes the enum roz.v1.InputDelivery.
+ */
+export declare const InputDeliverySchema: GenEnum<InputDelivery>;
+
+/**
+ * @generated from enum roz.v1.InputState
+ */
+export enum InputState {
+  /**
+   * @generated from enum value: INPUT_STATE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: INPUT_STATE_QUEUED = 1;
+   */
+  QUEUED = 1,
+
+  /**
+   * @generated from enum value: INPUT_STATE_STEERED = 2;
+   */
+  STEERED = 2,
+
+  /**
+   * @generated from enum value: INPUT_STATE_STARTED = 3;
+   */
+  STARTED = 3,
+
+  /**
+   * @generated from enum value: INPUT_STATE_DROPPED = 4;
+   */
+  DROPPED = 4,
+}
+
+/**
+ * Describes the enum roz.v1.InputState.
+ */
+export declare const InputStateSchema: GenEnum<InputState>;
+
+/**
  * PURE tools have no side effects: they may run concurrently and are allowed by default.
  *
  * @generated from enum roz.v1.ToolCategoryHint
@@ -3488,6 +4326,106 @@ export enum ToolCategoryHint {
  * Describes the enum roz.v1.ToolCategoryHint.
  */
 export declare const ToolCategoryHintSchema: GenEnum<ToolCategoryHint>;
+
+/**
+ * @generated from enum roz.v1.McpTransport
+ */
+export enum McpTransport {
+  /**
+   * @generated from enum value: MCP_TRANSPORT_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: MCP_TRANSPORT_STREAMABLE_HTTP = 1;
+   */
+  STREAMABLE_HTTP = 1,
+}
+
+/**
+ * Describes the enum roz.v1.McpTransport.
+ */
+export declare const McpTransportSchema: GenEnum<McpTransport>;
+
+/**
+ * @generated from enum roz.v1.McpAuthKind
+ */
+export enum McpAuthKind {
+  /**
+   * @generated from enum value: MCP_AUTH_KIND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: MCP_AUTH_KIND_NONE = 1;
+   */
+  NONE = 1,
+
+  /**
+   * @generated from enum value: MCP_AUTH_KIND_BEARER = 2;
+   */
+  BEARER = 2,
+
+  /**
+   * @generated from enum value: MCP_AUTH_KIND_STATIC_HEADER = 3;
+   */
+  STATIC_HEADER = 3,
+
+  /**
+   * @generated from enum value: MCP_AUTH_KIND_OAUTH = 4;
+   */
+  OAUTH = 4,
+}
+
+/**
+ * Describes the enum roz.v1.McpAuthKind.
+ */
+export declare const McpAuthKindSchema: GenEnum<McpAuthKind>;
+
+/**
+ * @generated from enum roz.v1.McpHealthStatus
+ */
+export enum McpHealthStatus {
+  /**
+   * @generated from enum value: MCP_HEALTH_STATUS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: MCP_HEALTH_STATUS_HEALTHY = 1;
+   */
+  HEALTHY = 1,
+
+  /**
+   * @generated from enum value: MCP_HEALTH_STATUS_DEGRADED = 2;
+   */
+  DEGRADED = 2,
+}
+
+/**
+ * Describes the enum roz.v1.McpHealthStatus.
+ */
+export declare const McpHealthStatusSchema: GenEnum<McpHealthStatus>;
+
+/**
+ * @generated from enum roz.v1.McpOauthPendingStatus
+ */
+export enum McpOauthPendingStatus {
+  /**
+   * @generated from enum value: MCP_OAUTH_PENDING_STATUS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: MCP_OAUTH_PENDING_STATUS_PENDING = 1;
+   */
+  PENDING = 1,
+}
+
+/**
+ * Describes the enum roz.v1.McpOauthPendingStatus.
+ */
+export declare const McpOauthPendingStatusSchema: GenEnum<McpOauthPendingStatus>;
 
 /**
  * The agent-session service.
@@ -3538,6 +4476,55 @@ export declare const AgentService: GenService<{
     methodKind: "unary";
     input: typeof SendToSessionRequestSchema;
     output: typeof SendToSessionResponseSchema;
+  },
+}>;
+
+/**
+ * Upstream roz main's McpServerService and its messages, with upstream's exact names, numbers
+ * and types.
+ *
+ * @generated from service roz.v1.McpServerService
+ */
+export declare const McpServerService: GenService<{
+  /**
+   * @generated from rpc roz.v1.McpServerService.Register
+   */
+  register: {
+    methodKind: "unary";
+    input: typeof RegisterMcpServerRequestSchema;
+    output: typeof RegisterMcpServerResponseSchema;
+  },
+  /**
+   * @generated from rpc roz.v1.McpServerService.List
+   */
+  list: {
+    methodKind: "unary";
+    input: typeof ListMcpServersRequestSchema;
+    output: typeof ListMcpServersResponseSchema;
+  },
+  /**
+   * @generated from rpc roz.v1.McpServerService.Get
+   */
+  get: {
+    methodKind: "unary";
+    input: typeof GetMcpServerRequestSchema;
+    output: typeof McpServerDetailSchema;
+  },
+  /**
+   * @generated from rpc roz.v1.McpServerService.Delete
+   */
+  delete: {
+    methodKind: "unary";
+    input: typeof DeleteMcpServerRequestSchema;
+    output: typeof DeleteMcpServerResponseSchema;
+  },
+  /**
+   * @generated from rpc roz.v1.McpServerService.HealthCheck
+   */
+  healthCheck: {
+    methodKind: "unary";
+    input: typeof HealthCheckMcpServerRequestSchema;
+    output: typeof HealthCheckMcpServerResponseSchema;
   },
 }>;
 
