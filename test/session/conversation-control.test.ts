@@ -100,8 +100,11 @@ describe.each(["grpc-js", "connect"] as const)("conversation control (%s)", (kin
     expect(toolAt).toBeGreaterThan(0);
     expect(steerAt).toBeGreaterThan(toolAt);
     // The transcript keeps the steered message inside the turn it joined.
-    const session = await fx.rest("GET", `/v1/sessions/${started.sessionId}/messages?format=turns`);
+    const session = await fx.rest("GET", `/v1/sessions/${started.sessionId}/messages`);
     expect(session.json.turns.at(-1).steered).toEqual([{ role: "user", message_id: "s1", content: "also check b.txt", steered: true, after_tool_calls: 1 }]);
+    // As a conversation (what a fork or a client's `history` gets), the steer follows the tool result.
+    const conversation = JSON.stringify(session.json.messages);
+    expect(conversation.indexOf("also check b.txt")).toBeGreaterThan(conversation.indexOf("contents of a"));
   });
 
   it("STEER after the model's last call: the turn gets one more call, and still one turn_complete", async () => {
