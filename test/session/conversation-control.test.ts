@@ -7,6 +7,7 @@ import type { SessionClient } from "../support/session-client.ts";
 import { barrier, nextOf, nextWhere, readTurn, rq, textOf, tool, turnCompleteOf, valuesOf } from "../support/session-protocol.ts";
 import { messagesOf } from "./chat-body.ts";
 import { type SessionFixture, startSessionFixture } from "./fixture.ts";
+import { testProvider } from "./provider-body.ts";
 
 let fx: SessionFixture;
 beforeAll(async () => {
@@ -225,5 +226,33 @@ describe.each(["grpc-js", "connect"] as const)("conversation control (%s)", (kin
     client.send(rq.toolResult("call_nobody", "?"));
     const error = await nextOf(client, "error");
     expect(error).toMatchObject({ code: "unknown_tool_call", requestId: "call_nobody" });
+  });
+});
+
+// Once: the anthropic project runs this file again for the Messages API above.
+describe.skipIf(testProvider() === "anthropic")("STEER over the OpenAI Responses API", () => {
+  let responses: SessionFixture;
+  beforeAll(async () => {
+    responses = await startSessionFixture({ provider: "openai", env: { ROZ_OPENAI_API: "responses" } });
+  });
+  afterEach(() => responses.reset());
+  afterAll(() => responses?.close());
+
+  it("with a tool call in flight: the next request carries the tool output, then the steered message", async () => {
+    const { client } = await responses.start("grpc-js", { tools: [tool("read_file")] });
+    responses.fake.plan({ toolCalls: [{ id: "call_r", name: "read_file", arguments: {} }] }, { text: "Both done." });
+    client.send(rq.user("read it", { messageId: "r1" }));
+    const request = await nextOf(client, "toolRequest");
+    client.send(steer("and the other one", "rs1"));
+    await barrier(client);
+    client.send(rq.toolResult(request.toolCallId, "file body"));
+    const turn = await readTurn(client);
+    expect(turnCompleteOf(turn)).toMatchObject({ messageId: "r1", stopReason: "end_turn" });
+    expect(inputUpdates(turn)).toEqual([{ id: "rs1", state: "STEERED", content: "and the other one", turn: "r1" }]);
+    const second = await responses.request(1);
+    expect(second.path).toBe("/v1/responses");
+    const input = JSON.stringify(second.body.input);
+    expect(input.indexOf("and the other one")).toBeGreaterThan(input.indexOf("file body"));
+    expect(input.indexOf("file body")).toBeGreaterThan(0);
   });
 });

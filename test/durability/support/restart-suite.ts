@@ -193,7 +193,12 @@ export function defineRestartSuite(name: string, makeBackend: () => Promise<Dura
       const a = open(server.url);
       const { sessionId } = await startSession(a, { model: MODEL, tools: [tool("wait_here")] });
       const before = fake.requests.length;
-      fake.plan({ toolCalls: [{ id: "call_wait", name: "wait_here", arguments: {} }] }, { text: "steer answered" }, { text: "q1 answered" }, { text: "q2 answered" });
+      fake.plan(
+        { toolCalls: [{ id: "call_wait", name: "wait_here", arguments: {} }] },
+        { text: "steer answered" },
+        { text: "q1 answered" },
+        { text: "q2 answered" },
+      );
       a.send(rq.user("start work", { messageId: "w1" }));
       await a.responses.nextMatching((r) => caseOf(r) === "toolRequest");
       // The steer waits for the tool result that never comes; two messages queue behind the turn.
@@ -222,7 +227,11 @@ export function defineRestartSuite(name: string, makeBackend: () => Promise<Dura
         ["q1", "end_turn"],
         ["q2", "end_turn"],
       ]);
-      expect(valuesOf(responses, "inputUpdate").filter((u) => u.state === InputState.STARTED).map((u) => u.messageId)).toEqual(["s1", "q1", "q2"]);
+      expect(
+        valuesOf(responses, "inputUpdate")
+          .filter((u) => u.state === InputState.STARTED)
+          .map((u) => u.messageId),
+      ).toEqual(["s1", "q1", "q2"]);
       // The model saw each message once, in order.
       const last = JSON.stringify(fake.requests.at(-1)!.body.messages);
       for (const text of ["steer text", "queued one", "queued two"]) expect(last.split(text)).toHaveLength(2);
