@@ -110,6 +110,11 @@ export const tiers: readonly Tier[] = [
     holds: "several roz processes behind HAProxy on NATS and PostgreSQL (one shared topology, test/support/cluster.ts)",
     include: ["test/cluster/**/*.test.ts"],
   },
+  {
+    name: "image",
+    holds: "the image built from the Dockerfile and docker-compose.yml run on podman (base images made by deploy/test/)",
+    include: ["test/image/**/*.test.ts"],
+  },
 ];
 
 /** The session suites of spec §1–§4 that run again on provider `anthropic`, with the fast tier. */
