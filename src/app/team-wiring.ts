@@ -21,6 +21,7 @@ export function parentSessionOf(link: SessionLink): ParentSession {
     permissions: () => link.permissions(),
     clientTools: () => link.clientTools(),
     requestTool: (call) => link.emit({ type: "worker_tool_request", ...call }),
+    toolFinished: (finished) => link.emit({ type: "tool_finished", ...finished }),
     askApproval: (approval) => link.emit({ type: "activity", state: "waiting_approval", detail: approval.toolCallId, approval }),
     route: (toolCallId, route) => link.route(toolCallId, route),
     teamStarted: (taskId) => link.emit({ type: "team_started", taskId }),
