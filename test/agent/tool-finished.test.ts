@@ -58,7 +58,9 @@ describe("tool_finished", () => {
     const model = new TestModel([toolCalls(call("s", "srv")), reply("ok")]);
     const run = start(makeAgent(model, { serverTools: [server] }), turn("go"));
     await run.done;
-    expect(run.of("tool_finished")).toEqual([{ type: "tool_finished", toolCallId: "s", toolName: "srv", success: true, result: "from the server", truncated: false }]);
+    expect(run.of("tool_finished")).toEqual([
+      { type: "tool_finished", toolCallId: "s", toolName: "srv", success: true, result: "from the server", truncated: false },
+    ]);
   });
 
   it("cuts the echo to toolResultEchoBytes while the model and the record get the whole result", async () => {
