@@ -28,9 +28,15 @@ export function parentSessionOf(link: SessionLink): ParentSession {
   };
 }
 
-/** `SessionDeps.extend`: every started session gets the team tools and ends its task with it. */
+/**
+ * `SessionDeps.extend`: every started session ends its task with it, and its model gets the
+ * team tools only when the session has them on (§7: opt-in per environment or server default).
+ */
 export function teamExtension(teams: Teams): (link: SessionLink) => SessionExtension {
-  return (link) => teams.attachSession(parentSessionOf(link));
+  return (link) => {
+    const extension = teams.attachSession(parentSessionOf(link));
+    return link.teams ? extension : { ...extension, serverTools: [] };
+  };
 }
 
 export interface TeamsSetup {

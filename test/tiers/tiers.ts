@@ -56,6 +56,7 @@ export const tiers: readonly Tier[] = [
       "test/session/snapshot.test.ts",
       "test/session/stop-reasons.test.ts",
       "test/session/store-failure.test.ts",
+      "test/session/team-tools.test.ts",
       "test/session/tool-finished.test.ts",
       "test/session/tools.test.ts",
       "test/session/transcript.test.ts",
