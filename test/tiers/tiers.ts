@@ -70,6 +70,7 @@ export const tiers: readonly Tier[] = [
       "test/teams/rest-session.test.ts",
       "test/teams/rest-tasks.test.ts",
       "test/teams/session-team.test.ts",
+      "test/teams/tool-finished.test.ts",
       "test/teams/watch.test.ts",
     ],
   },
