@@ -143,6 +143,22 @@ describe.skipIf(!haveChromium)("live sessions", () => {
     await screenshot(b, "second-console");
   });
 
+  it("two browser contexts: the tab that did not run a tool shows its result", async (ctx) => {
+    if (!attach) ctx.skip(MISSING);
+    const { page: a } = await h.open();
+    const id = await startFromForm(a, "hello from A");
+    await a.locator(".msg.assistant .text", { hasText: "You said: hello from A" }).waitFor();
+    const { page: b } = await h.open(`#/sessions/${id}`);
+    await b.locator(".msg.assistant .text", { hasText: "You said: hello from A" }).waitFor();
+    // A offered the browser tools and runs them; B only watches.
+    await send(a, script([[{ tool_call: { id: "call_time", name: "current_time" } }], [{ text: "It is late." }]]));
+    await b.locator(".msg.assistant .text", { hasText: "It is late." }).waitFor();
+    const card = b.locator("[data-tool='current_time']");
+    expect(await card.locator(".badge").textContent()).toBe("answered");
+    expect(await card.locator(".result").textContent()).toContain("time_zone");
+    await screenshot(b, "second-console-tool-result");
+  });
+
   it("says that it cannot attach when the server has no AttachSession, instead of hanging", async (ctx) => {
     if (attach) ctx.skip("this server serves AttachSession");
     const { page } = await h.open();
