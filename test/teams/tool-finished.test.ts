@@ -53,7 +53,14 @@ describe("a worker's forwarded calls", () => {
     const workerId = created.json.workers[0].id as string;
     const request = (await call.responses.nextMatching((r) => r.response === "tool_request", 10_000)).tool_request as { tool_call_id: string };
     call.send(req.toolResult(request.tool_call_id, "the notes say hello"));
-    const expected = { tool_call_id: `${workerId}/r1`, tool_name: "read_file", success: true, result: "the notes say hello", truncated: false, worker_id: workerId };
+    const expected = {
+      tool_call_id: `${workerId}/r1`,
+      tool_name: "read_file",
+      success: true,
+      result: "the notes say hello",
+      truncated: false,
+      worker_id: workerId,
+    };
     expect(await nextFinished(watcher)).toEqual(expected);
     expect(await nextFinished(call)).toEqual(expected);
     expect((await settledTask(api.get, created.json.id)).workers[0]).toMatchObject({ status: "completed" });
