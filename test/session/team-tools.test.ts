@@ -2,8 +2,14 @@
 // wait_for_workers only when its environment says `teams.enabled`, or ROZ_TEAMS_DEFAULT=on and
 // the environment does not say false; otherwise exactly the client's tools. A turn's own
 // tools replace only the client's tools. The fake provider records what the model was offered.
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { readTurn, rq, tool } from "../support/session-protocol.ts";
+import { startFakeOpenAI } from "../support/fake-openai/index.ts";
+import { startServer } from "../support/server.ts";
+import { sessionClientFactory } from "../support/session-client.ts";
+import { nextOf, readTurn, rq, startSession, tool } from "../support/session-protocol.ts";
 import { offeredNames } from "./chat-body.ts";
 import { type SessionFixture, startSessionFixture } from "./fixture.ts";
 
@@ -69,5 +75,49 @@ describe("ROZ_TEAMS_DEFAULT=on", () => {
   it("offers the team tools unless the environment says false", async () => {
     expect(await offered(fx, "")).toEqual(["read_file", ...TEAM_TOOLS]);
     expect(await offered(fx, await environment(fx, { enabled: false }))).toEqual(["read_file"]);
+  });
+});
+
+describe("after a restart", () => {
+  it("a session adopted by the next process keeps the team tools it started with", async () => {
+    const fake = await startFakeOpenAI();
+    const dataDir = await mkdtemp(join(tmpdir(), "roz-team-tools-"));
+    const env = {
+      ROZ_DATA_DIR: dataDir,
+      OPENAI_API_KEY: "sk-test",
+      OPENAI_BASE_URL: fake.baseURL,
+      ROZ_OPENAI_API: "chat",
+      ROZ_DEFAULT_MODEL: "openai/fake-model",
+    };
+    try {
+      const first = await startServer(env);
+      const created = await fetch(`${first.url}/v1/environments`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ name: "team", teams: { enabled: true } }),
+      });
+      const environmentId = ((await created.json()) as { id: string }).id;
+      const one = sessionClientFactory("grpc-js", first.url);
+      const { sessionId } = await startSession(one.open(), { environmentId, tools: [tool("read_file")] });
+      one.close();
+      // A graceful stop detaches the session: the next process adopts it at its first attach.
+      await first.close();
+
+      const second = await startServer(env);
+      const two = sessionClientFactory("grpc-js", second.url);
+      const client = two.open();
+      client.send({ request: { case: "resume", value: { sessionId, afterSeq: 0n } } });
+      fake.plan({ text: "ok" });
+      client.send(rq.user("which tools?"));
+      await nextOf(client, "turnComplete");
+      expect(offeredNames(fake.requests.at(-1)!.body)).toEqual(["read_file", ...TEAM_TOOLS]);
+      client.send(rq.cancelSession());
+      await client.status;
+      two.close();
+      await second.close();
+    } finally {
+      await fake.close();
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 });
