@@ -10,6 +10,7 @@ import { MAX_CYCLES_SYSTEM, SUMMARY_SYSTEM, renderTranscript } from "./summary.t
 import type { TokenCounter } from "./tokens.ts";
 import type { ToolCallIds } from "./tool-call-ids.ts";
 import { dispatchTools } from "./tool-dispatch.ts";
+import { DEFAULT_TOOL_RESULT_ECHO_BYTES } from "./tool-echo.ts";
 import { awaitApprovals, needsApproval, screenCalls, type PlannedCall, type Screening, type Verdict } from "./tool-gate.ts";
 import { TurnConversation } from "./turn-conversation.ts";
 import { AGENT_FAILURE, modelError, type TurnError } from "./turn-error.ts";
@@ -212,6 +213,7 @@ class TurnLoop {
       signal: deps.signal,
       defaultTimeoutMs: deps.limits.defaultToolTimeoutMs,
       resultMaxTokens: deps.limits.toolResultMaxTokens,
+      echoBytes: deps.limits.toolResultEchoBytes ?? DEFAULT_TOOL_RESULT_ECHO_BYTES,
       emit: deps.emit,
       onRequest: (name) => this.#activity("calling_tool", name, step.purpose === "observe" ? { observing: true } : {}),
     });

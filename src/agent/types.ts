@@ -155,6 +155,8 @@ export interface AgentLimits {
   defaultToolTimeoutMs: number;
   /** Token budget of one tool result shown to the model (head+tail cut beyond it). */
   toolResultMaxTokens: number;
+  /** UTF-8 bytes of a result that `tool_finished` carries to every client (default 16384; 0 = none). */
+  toolResultEchoBytes?: number;
   maxOutputTokens?: number;
   /** Tools a session may hold; `registerTools` beyond it throws `invalid_argument` (default: no cap). */
   maxTools?: number;

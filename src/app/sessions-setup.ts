@@ -60,6 +60,7 @@ export function createSessions(setup: SessionsSetup): Sessions {
     log: setup.log,
     metrics: metrics.session,
     allowSessionStart: (principal) => setup.rateLimits.allowSessionStart(principal),
+    teamsDefault: config.teamsDefault === "on",
     extend: teamExtension(setup.teams),
     startTimeoutMs: config.startTimeoutMs,
     encodeEvent: encodeResponse,

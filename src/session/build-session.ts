@@ -37,6 +37,7 @@ export function buildSession(deps: SessionDeps, registry: SessionRegistry, build
     tenantId: principal.tenantId,
     model: model.name,
     environmentId: origin.environmentId,
+    teams: origin.teams === true,
     permissions: () => agent.permissions,
     clientTools: () => agent.clientTools(),
     emit: (event) => session?.emit(event),

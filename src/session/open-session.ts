@@ -40,6 +40,7 @@ export async function openSession(deps: SessionDeps, registry: SessionRegistry, 
     ...(command.systemPrompt.length > 0 ? { systemPrompt: command.systemPrompt } : {}),
     maxContextTokens: command.maxContextTokens ?? model.contextWindow ?? deps.defaultMaxContextTokens,
     permissions: [...environment.permissionRules, ...deps.defaultPermissions],
+    ...((environment.teams ?? deps.teamsDefault) ? { teams: true } : {}),
   };
   const session = buildSession(deps, registry, { id, principal, model, origin, tools: command.tools, history: command.history });
   registry.add(session);

@@ -17,6 +17,8 @@ export interface SessionEnvironment {
   defaultModel?: string;
   instructions?: string;
   permissionRules: PermissionRule[];
+  /** Its word on the team tools; absent: `SessionDeps.teamsDefault` decides. */
+  teams?: boolean;
 }
 
 export interface SessionPersistence {
@@ -95,6 +97,8 @@ export interface SessionLink {
   /** The resolved model name. */
   readonly model: string;
   readonly environmentId: string;
+  /** Whether the session's model is offered the team tools (decided at start, kept for the session's life). */
+  readonly teams: boolean;
   /** The rules the session enforces (environment's, then the defaults). */
   permissions(): PermissionRule[];
   /** The client tools the session has now. */
@@ -133,6 +137,8 @@ export interface SessionDeps {
   memoryEvents: number;
   /** May this principal start another session now? (per-key rate limit) */
   allowSessionStart(principal: Principal): boolean;
+  /** Team tools for sessions whose environment does not say (`ROZ_TEAMS_DEFAULT=on`); default off. */
+  teamsDefault?: boolean;
   /** Adds server tools and end hooks to each started session (teams); none when absent. */
   extend?: (link: SessionLink) => SessionExtension;
   /** A stream that sends no `start` within this time ends with `invalid_argument` (default: never). */

@@ -87,6 +87,7 @@ export class SessionDirectory {
         ...(snapshot.systemPrompt !== undefined ? { systemPrompt: snapshot.systemPrompt } : {}),
         maxContextTokens: snapshot.maxContextTokens,
         permissions: snapshot.permissions,
+        ...(snapshot.teams ? { teams: true } : {}),
       },
       tools: snapshot.tools,
       history: snapshot.history,

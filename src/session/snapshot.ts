@@ -18,6 +18,8 @@ export interface SessionSnapshot {
   systemPrompt?: string[];
   maxContextTokens: number;
   permissions: PermissionRule[];
+  /** Its model is offered the team tools (environment or server default at start); absent: not. */
+  teams?: boolean;
   tools: ClientTool[];
   history: readonly ModelMessage[];
   pendingSystemContext?: string;
@@ -37,7 +39,10 @@ export interface RunningTurnInfo {
 }
 
 /** The parts of a snapshot fixed at start. */
-export type SessionOrigin = Pick<SessionSnapshot, "environmentId" | "projectContext" | "instructions" | "systemPrompt" | "maxContextTokens" | "permissions">;
+export type SessionOrigin = Pick<
+  SessionSnapshot,
+  "environmentId" | "projectContext" | "instructions" | "systemPrompt" | "maxContextTokens" | "permissions" | "teams"
+>;
 
 const BYTES = "$bytes";
 

@@ -8,6 +8,7 @@ const toSessionEnvironment = (env: Environment): SessionEnvironment => ({
   permissionRules: env.permissions,
   ...(env.defaultModel ? { defaultModel: env.defaultModel } : {}),
   ...(env.instructions ? { instructions: env.instructions } : {}),
+  ...(env.teamsEnabled !== undefined ? { teams: env.teamsEnabled } : {}),
 });
 
 /** Events are logged as the exact `SessionResponse` bytes (encoded once, by the session) a resumed client receives. */

@@ -51,6 +51,8 @@ export interface Environment {
   permissions: PermissionRule[];
   /** Per-tool settings (timeouts, …); opaque to the store. */
   toolDefaults: JsonObject;
+  /** Whether its sessions' models get the team tools; absent: the server default decides. */
+  teamsEnabled?: boolean;
   /** At most one environment per tenant is the default. */
   isDefault: boolean;
   createdAt: number;
@@ -65,6 +67,7 @@ export interface NewEnvironment {
   instructions?: string;
   permissions?: PermissionRule[];
   toolDefaults?: JsonObject;
+  teamsEnabled?: boolean;
   /** When true, the tenant's previous default stops being the default (same transaction). */
   isDefault?: boolean;
 }
@@ -77,6 +80,7 @@ export interface EnvironmentPatch {
   instructions?: string | null;
   permissions?: PermissionRule[];
   toolDefaults?: JsonObject;
+  teamsEnabled?: boolean | null;
   isDefault?: boolean;
 }
 

@@ -83,6 +83,8 @@ export interface EnvironmentJson {
   default_model?: string;
   system_instructions?: string;
   permissions: RuleJson[];
+  /** Whether its sessions' models get the team tools; absent: the server's ROZ_TEAMS_DEFAULT. */
+  teams?: { enabled: boolean };
   is_default: boolean;
   created_at: string;
   updated_at: string;

@@ -23,6 +23,8 @@ export type Item =
       state: "requested" | "answered" | "denied";
       result?: string;
       success?: boolean;
+      /** The server cut the result it echoed (ROZ_TOOL_RESULT_ECHO_BYTES). */
+      truncated?: boolean;
     }
   | {
       kind: "approval";
@@ -137,6 +139,19 @@ export function applyResponse(state: SessionState, res: SessionResponse, now = D
           { kind: "tool", id: v.toolCallId, name: v.toolName, parameters: {}, workerId: "", state: "denied", result: `${v.reason}: ${v.detail}` },
         ],
       };
+    }
+    case "toolFinished": {
+      const v = r.value;
+      const i = findLast(s.items, "tool", (t) => t.id === v.toolCallId);
+      if (i < 0) {
+        // A server tool (spawn_worker, wait_for_workers) sends no request: its call appears with its result.
+        const call: Item = { kind: "tool", id: v.toolCallId, name: v.toolName, parameters: {}, workerId: v.workerId, state: "answered" };
+        return { ...s, items: [...s.items, { ...call, success: v.success, result: v.result, truncated: v.truncated }] };
+      }
+      const t = s.items[i] as Extract<Item, { kind: "tool" }>;
+      // The result this console sent itself is whole; the echo may be cut.
+      const echo = t.result !== undefined && t.state === "answered" ? {} : { result: v.result, truncated: v.truncated };
+      return { ...s, items: replace(s.items, i, { ...t, state: "answered", success: v.success, ...echo }) };
     }
     case "activityUpdate": {
       const v = r.value;

@@ -117,6 +117,7 @@ export function TimelineItem({ item, live }: { item: Item; live?: LiveSession | 
           <pre class="args">{json(item.parameters)}</pre>
           {question && live && <AskUser live={live} toolCallId={item.id} question={question.question} />}
           {item.result !== undefined && <pre class="result">{item.result}</pre>}
+          {item.truncated && <p class="muted">The result is longer: the server sent the first part only.</p>}
         </div>
       );
     }
