@@ -86,6 +86,21 @@ export type SessionStatus = "active" | "detached" | "completed" | "cancelled" | 
 /** Statuses after which a session never runs again; entering one sets `endedAt`. */
 export const terminalStatuses: readonly SessionStatus[] = ["completed", "cancelled", "error"];
 
+/**
+ * Why an ended session ended (REST `end_reason`): `completed`, the last attached client
+ * half-closed; `client`, a client ended it (`cancel_session`, REST DELETE); `abandoned`, nobody
+ * re-attached within the detach grace (also when its node died); `error`, an error ended it.
+ */
+export const sessionEndReasons = ["completed", "client", "abandoned", "error"] as const;
+export type SessionEndReason = (typeof sessionEndReasons)[number];
+
+/** The end reason a status implies when none more precise was stored. */
+export const defaultEndReason: Record<Exclude<SessionStatus, "active" | "detached">, SessionEndReason> = {
+  completed: "completed",
+  cancelled: "client",
+  error: "error",
+};
+
 /** A session as stored, with the totals of its stored turns. */
 export interface Session {
   id: string;
@@ -101,6 +116,8 @@ export interface Session {
   createdAt: number;
   updatedAt: number;
   endedAt?: number;
+  /** Set once it has ended. */
+  endReason?: SessionEndReason;
   /** Sum of the usage of every stored turn. */
   usage: TokenUsage;
   /** Number of stored turns; turns are numbered 1..turnCount. */
@@ -140,6 +157,8 @@ export interface SessionStatusChange {
    * (a detached session re-attached) clears `endedAt`.
    */
   endedAt?: number;
+  /** For terminal statuses, when it is not the status's `defaultEndReason`; the first one stored stays. */
+  endReason?: SessionEndReason;
 }
 
 /** A stored turn: the agent's record plus its position (1-based) in the session. */
