@@ -1,17 +1,5 @@
-// Sessions nobody runs, on PostgreSQL.
-// Skips with a notice when no PostgreSQL can be had (fails instead under ROZ_REQUIRE_POSTGRES=1).
-import { afterAll, describe, it } from "vitest";
-import { postgresForTests } from "../support/postgres.ts";
-import { postgresBackend } from "./support/backend.ts";
+// Sessions nobody runs, on PostgreSQL (the sweep's conditional updates under concurrent connections).
+import { onPostgres } from "./support/backend.ts";
 import { defineOrphanSuite } from "./support/orphan-suite.ts";
 
-const server = await postgresForTests();
-
-if (server === undefined) {
-  describe.skip("sessions nobody runs: postgres (no PostgreSQL available)", () => {
-    it("needs PostgreSQL", () => undefined);
-  });
-} else {
-  afterAll(() => server.stop());
-  defineOrphanSuite("postgres", () => postgresBackend(server));
-}
+await onPostgres("sessions nobody runs", (makeBackend) => defineOrphanSuite("postgres", makeBackend));

@@ -13,10 +13,11 @@ import { setTimeout as delay } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentService, SessionRequestSchema } from "../../../src/gen/roz/v1/agent_pb.js";
 import { request } from "../../rest/support.ts";
-import { type SpawnedServer, spawnServer } from "../../support/server.ts";
-import { type SessionClient, type SessionClientFactory, sessionClientFactory } from "../../support/session-client.ts";
+import type { SpawnedServer } from "../../support/server.ts";
+import type { SessionClient } from "../../support/session-client.ts";
 import { caseOf, readTurn, responseValue, rq, startSession, textOf, turnCompleteOf } from "../../support/session-protocol.ts";
 import type { DurabilityBackend } from "./backend.ts";
+import { SuiteProcesses } from "./suite-processes.ts";
 
 /** Long enough that only a dead-at-once rule can explain an adoption within a few seconds. */
 const EXPIRY_MS = 20_000;
@@ -25,10 +26,9 @@ const GRACE_MS = 6_000;
 export function defineOrphanSuite(name: string, makeBackend: () => Promise<DurabilityBackend>): void {
   describe(`sessions nobody runs: ${name}`, () => {
     let backend: DurabilityBackend | undefined;
-    const servers: SpawnedServer[] = [];
-    const factories: SessionClientFactory[] = [];
-    const spawn = async (env: Record<string, string> = {}): Promise<SpawnedServer> => {
-      const server = await spawnServer({
+    const processes = new SuiteProcesses();
+    const spawn = (env: Record<string, string> = {}): Promise<SpawnedServer> =>
+      processes.spawn({
         ...backend!.env,
         ROZ_KEEPALIVE_INTERVAL_MS: "3600000",
         ROZ_NODE_HEARTBEAT_MS: "200",
@@ -36,14 +36,7 @@ export function defineOrphanSuite(name: string, makeBackend: () => Promise<Durab
         ROZ_DETACH_GRACE_MS: String(GRACE_MS),
         ...env,
       });
-      servers.push(server);
-      return server;
-    };
-    const open = (url: string): SessionClient => {
-      const factory = sessionClientFactory("grpc-js", url);
-      factories.push(factory);
-      return factory.open();
-    };
+    const open = (url: string): SessionClient => processes.open(url);
     /** A session with one answered turn; returns its id and the last seq its client saw. */
     const conversation = async (url: string): Promise<{ sessionId: string; seen: bigint; client: SessionClient }> => {
       const client = open(url);
@@ -66,20 +59,21 @@ export function defineOrphanSuite(name: string, makeBackend: () => Promise<Durab
       backend = await makeBackend();
     });
     afterAll(async () => {
-      for (const factory of factories) factory.close();
-      for (const server of servers) await server.dispose();
+      await processes.dispose();
       await backend?.dispose();
     });
 
     it.each(["SIGKILL", "SIGTERM"] as const)(
       "after a %s and a restart on the same data the first re-attach is adopted at once, history intact",
       async (signal) => {
-        const first = await spawn();
+        // However slowly the next process starts, the session must not be abandoned meanwhile.
+        const env = { ROZ_DETACH_GRACE_MS: "600000" };
+        const first = await spawn(env);
         const { sessionId, seen } = await conversation(first.url);
         const exit = await first.stop(signal);
         expect(signal === "SIGKILL" ? exit.signal : exit.code).toBe(signal === "SIGKILL" ? "SIGKILL" : 0);
 
-        const second = await spawn();
+        const second = await spawn(env);
         const startedAt = Date.now();
         const { client, first: answer } = await resumeOnce(second.url, sessionId, seen);
         expect(caseOf(answer), JSON.stringify(answer.response.value)).toBe("pong");
