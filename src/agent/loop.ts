@@ -84,12 +84,21 @@ class TurnLoop {
     let step: Step = { kind: "run_again", observed: false };
     try {
       this.#conversation.publish();
-      while (step.kind !== "final" && step.kind !== "cancelled") step = await this.#next(step);
+      for (;;) {
+        while (step.kind !== "final" && step.kind !== "cancelled") step = await this.#next(step);
+        if (step.kind === "cancelled" || step.stopReason === "error") break;
+        if (!this.#joinSteers()) {
+          await this.#compactAfterTurn();
+          if (!this.#joinSteers()) break;
+        }
+        // Messages steered in after the model's last call get one more call: each is answered in this turn.
+        step = { kind: "run_again", observed: true };
+      }
     } catch (err) {
       this.#deps.onAgentError(err);
       step = { kind: "final", stopReason: "error", error: AGENT_FAILURE };
     }
-    await this.#finish(step);
+    this.#finish(step);
   }
 
   #next(step: Exclude<Step, { kind: "final" | "cancelled" }>): Promise<Step> {
@@ -115,6 +124,7 @@ class TurnLoop {
           observe.map((t) => ({ id: deps.ids.fresh("observe"), name: t.name, parameters: {}, tool: t })),
         );
     }
+    this.#joinSteers();
     this.#activity("thinking");
     await this.#compact();
     if (deps.signal.aborted) return { kind: "cancelled" };
@@ -233,6 +243,21 @@ class TurnLoop {
     return result;
   }
 
+  /** Adds the messages steered into the turn since the last call; true when there were any. */
+  #joinSteers(): boolean {
+    const { input, model, emit } = this.#deps;
+    return this.#conversation.joinSteers(input, model.supportsImages, emit);
+  }
+
+  /** Runs before turn_complete, so that the record and the usage of the turn include it and the turn really is over when it is reported. */
+  async #compactAfterTurn(): Promise<void> {
+    try {
+      await this.#compact();
+    } catch (err) {
+      this.#deps.onAgentError(err);
+    }
+  }
+
   async #compact(): Promise<void> {
     const deps = this.#deps;
     const { messages, applied } = await compactHistory(this.#conversation.messages, {
@@ -261,20 +286,11 @@ class TurnLoop {
     return result.end.kind === "complete" ? result.text : undefined;
   }
 
-  async #finish(step: Extract<Step, { kind: "final" | "cancelled" }>): Promise<void> {
+  #finish(step: Extract<Step, { kind: "final" | "cancelled" }>): void {
     const deps = this.#deps;
     const stopReason: StopReason = step.kind === "cancelled" ? "cancelled" : step.stopReason;
     const error = step.kind === "final" ? step.error : undefined;
     if (error !== undefined) deps.emit({ type: "error", ...error });
-    if (stopReason !== "cancelled" && stopReason !== "error") {
-      // After-turn compaction runs before turn_complete, so that the record and the
-      // usage of the turn include it and the turn really is over when it is reported.
-      try {
-        await this.#compact();
-      } catch (err) {
-        deps.onAgentError(err);
-      }
-    }
     this.#activity("idle");
     const record = this.#tally.build(stopReason, error, Date.now());
     deps.emit({ type: "turn_complete", messageId: deps.input.messageId, usage: record.usage, stopReason, record });

@@ -17,7 +17,7 @@ import type { EventBus } from "../bus/index.ts";
 import type { SessionRouting } from "../cluster/index.ts";
 import type { ModelCatalog } from "../models/index.ts";
 import { conversationJson, type RpcAuthenticator } from "../rpc/index.ts";
-import type { SessionRegistry } from "../session/index.ts";
+import { type SessionRegistry, storedWaitingInputs } from "../session/index.ts";
 import type { Store } from "../store/index.ts";
 import type { Teams } from "../teams/index.ts";
 import { busReadiness } from "./bus-setup.ts";
@@ -110,7 +110,15 @@ export async function registerRestRoutes(app: FastifyInstance, setup: RestRoutes
         }),
       });
       await v1.register(environmentRoutes, { store, models });
-      await v1.register(sessionRoutes, { store, registry, conversationJson, ...(routing ? { endOnOwner: routing.endOnOwner } : {}) });
+      const waitingInputs = async (tenantId: string, sessionId: string) =>
+        registry.get(tenantId, sessionId)?.waitingInputs ?? storedWaitingInputs((await store.getResumableSession(tenantId, sessionId, Date.now()))?.state);
+      await v1.register(sessionRoutes, {
+        store,
+        registry,
+        conversationJson,
+        waitingInputs,
+        ...(routing ? { endOnOwner: routing.endOnOwner } : {}),
+      });
       await v1.register(taskRoutes, { teams });
       await v1.register(keyRoutes, { store, onKeyCreated: () => authenticator.keysChanged(), onKeyRevoked: (keyId) => authenticator.keyRevoked(keyId) });
     },

@@ -8,6 +8,7 @@ import type { SessionDeps } from "./ports.ts";
 import type { StoreWriter } from "./store-writer.ts";
 import type { TurnRunner } from "./turn-runner.ts";
 import type { SessionCommand, SessionErrorCode } from "./types.ts";
+import type { UserInputs } from "./user-inputs.ts";
 
 /** Why a command carries more tools than one request (or, for start, a session) may; undefined when it does not. */
 export function toolCapProblem(command: SessionCommand, limits: AgentLimits): string | undefined {
@@ -27,10 +28,11 @@ export interface SessionRequestsInit {
   agent: Agent;
   deps: Pick<SessionDeps, "limits" | "log" | "persistence">;
   turns: TurnRunner;
+  inputs: UserInputs;
   answers: ClientAnswers;
   writer: StoreWriter;
-  /** A non-fatal in-band error for every attached stream. */
-  error: (code: SessionErrorCode, message: string) => void;
+  /** A non-fatal in-band error for every attached stream; `requestId` names the request it answers. */
+  error: (code: SessionErrorCode, message: string, requestId?: string) => void;
   /** Ends the session as `cancelled` (cancel_session). */
   cancel: (reason: string) => Promise<void>;
 }
@@ -44,25 +46,26 @@ export class SessionRequests {
   }
 
   async handle(command: Exclude<SessionCommand, { type: "ping" }>): Promise<void> {
-    const { agent, turns, answers, error } = this.#init;
+    const { agent, turns, inputs, answers, error } = this.#init;
     await turns.recordCutTurn();
     const tooMany = toolCapProblem(command, this.#init.deps.limits);
-    if (tooMany !== undefined && command.type !== "start") return error("invalid_argument", tooMany);
+    if (tooMany !== undefined && command.type !== "start")
+      return error("invalid_argument", tooMany, command.type === "user_message" ? command.messageId : undefined);
     switch (command.type) {
       case "start":
         return error("already_started", "the session has already started");
       case "resume":
         return error("already_started", "this stream is already attached to a session");
       case "user_message": {
-        if (turns.running) return error("turn_in_progress", "a turn is already running; wait for turn_complete or cancel it");
         const mode = toAgentMode(command.aiMode) ?? this.#unknownMode(command.aiMode);
-        turns.start({
+        inputs.submit({
           messageId: command.messageId || randomUUID(),
           content: command.content,
           context: command.context,
           mode,
           ...(command.tools ? { tools: command.tools } : {}),
           ...(command.systemContext !== undefined ? { systemContext: command.systemContext } : {}),
+          ...(command.delivery !== undefined ? { delivery: command.delivery } : {}),
         });
         return;
       }
@@ -71,6 +74,7 @@ export class SessionRequests {
       case "permission_decision":
         return answers.decidePermission(command.toolCallId, command.approved, command.modifier);
       case "cancel_turn":
+        if (command.clearQueue) inputs.dropAll();
         agent.cancelTurn(command.reason || "cancelled by client");
         return;
       case "cancel_session":

@@ -100,6 +100,7 @@ export class SessionDirectory {
       ...(snapshot.pendingSystemContext !== undefined ? { pendingSystemContext: snapshot.pendingSystemContext } : {}),
       lastSeq: Math.max(stored.lastSeq, snapshot.lastSeq),
       ...(snapshot.runningTurn ? { cutTurn: snapshot.runningTurn } : {}),
+      ...(snapshot.waitingInputs ? { waitingInputs: snapshot.waitingInputs } : {}),
     });
     this.#registry.add(session);
     // Detached until a stream attaches (the caller's, normally at once), so it cannot linger.

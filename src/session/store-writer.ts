@@ -4,6 +4,7 @@ import type { EventLog } from "./event-log.ts";
 import type { SessionDeps, SessionStatus } from "./ports.ts";
 import { encodeSnapshot, type RunningTurnInfo, type SessionOrigin } from "./snapshot.ts";
 import type { LoggedEvent } from "./types.ts";
+import type { WaitingInput } from "./waiting-inputs.ts";
 
 /** What a session's writes need to know of it. */
 export interface StoreWriterInit {
@@ -18,6 +19,8 @@ export interface StoreWriterInit {
   running: () => RunningTurnInfo | undefined;
   turnRunning: () => boolean;
   lastSeq: () => number;
+  /** The user messages that wait (stored with the state). */
+  waitingInputs: () => WaitingInput[];
 }
 
 /**
@@ -115,6 +118,7 @@ export class StoreWriter {
   #snapshot(lastSeq: number): Promise<TextParts> {
     const { model, origin, agent } = this.#init;
     const running = this.#init.running();
+    const waiting = this.#init.waitingInputs();
     return encodeSnapshot({
       version: 1,
       model,
@@ -124,6 +128,7 @@ export class StoreWriter {
       ...(agent.pendingSystemContext !== undefined ? { pendingSystemContext: agent.pendingSystemContext } : {}),
       lastSeq,
       ...(running ? { runningTurn: running } : {}),
+      ...(waiting.length > 0 ? { waitingInputs: waiting } : {}),
     });
   }
 }

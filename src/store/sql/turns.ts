@@ -1,4 +1,4 @@
-import type { ContextBlock, JsonObject, StoredText, ThinkingRecord, ToolCallRecord, TurnRecord } from "../../domain/index.ts";
+import type { ContextBlock, JsonObject, SteeredInput, StoredText, ThinkingRecord, ToolCallRecord, TurnRecord } from "../../domain/index.ts";
 import type { NewSessionEvent, StoredTurn, TranscriptStore } from "../types.ts";
 import type { SqlRow, SqlValue } from "./database.ts";
 import type { StoreContext } from "./context.ts";
@@ -11,6 +11,11 @@ import { ownsSession } from "./sessions.ts";
 type StoredBlock = { label?: string; text: string } | { label?: string; mimeType: string; data: string };
 
 const storeBlock = (b: ContextBlock): StoredBlock => ("text" in b ? b : { label: b.label, mimeType: b.mimeType, data: Buffer.from(b.data).toString("base64") });
+
+type StoredSteer = Omit<SteeredInput, "context"> & { context: StoredBlock[] };
+
+const storeSteer = (s: SteeredInput): StoredSteer => ({ ...s, context: s.context.map(storeBlock) });
+const loadSteer = (s: StoredSteer): SteeredInput => ({ ...s, context: s.context.map(loadBlock) });
 
 function loadBlock(b: StoredBlock): ContextBlock {
   if ("text" in b) return b;
@@ -98,6 +103,8 @@ function turnOf(row: SqlRow, toolCalls: ToolCallRecord[]): StoredTurn {
   };
   const error = opt(row.error as string | null);
   if (error !== undefined) turn.error = fromJson<NonNullable<TurnRecord["error"]>>(error);
+  const steered = fromJson<StoredSteer[]>(row.steered ?? "[]");
+  if (steered.length > 0) turn.steered = steered.map(loadSteer);
   return turn;
 }
 
@@ -125,6 +132,7 @@ const TURN_FIELDS = [
   ["compactions", "integer"],
   ["started_at", "bigint"],
   ["ended_at", "bigint"],
+  ["steered", "text"],
 ] as const;
 const TURN_COLUMNS = ["session_id", "seq", ...TURN_FIELDS.map(([name]) => name)];
 
@@ -150,6 +158,7 @@ function turnValues(record: TurnRecord, at: number, state: StoredText | undefine
       record.compactions,
       record.startedAt,
       record.endedAt,
+      toJson((record.steered ?? []).map(storeSteer)),
     ],
   };
 }
