@@ -2,6 +2,7 @@
  * The shapes the store keeps and takes: entities, their inputs, paging. Times are epoch ms.
  */
 import type { JsonObject, PermissionRule, TokenUsage, TurnRecord } from "../domain/index.ts";
+import type { SessionEndReason } from "./end-reason.ts";
 
 /** A tenant: the owner of keys, environments and sessions; every store call is scoped to one. */
 export interface Tenant {
@@ -85,21 +86,6 @@ export type SessionStatus = "active" | "detached" | "completed" | "cancelled" | 
 
 /** Statuses after which a session never runs again; entering one sets `endedAt`. */
 export const terminalStatuses: readonly SessionStatus[] = ["completed", "cancelled", "error"];
-
-/**
- * Why an ended session ended (REST `end_reason`): `completed`, the last attached client
- * half-closed; `client`, a client ended it (`cancel_session`, REST DELETE); `abandoned`, nobody
- * re-attached within the detach grace (also when its node died); `error`, an error ended it.
- */
-export const sessionEndReasons = ["completed", "client", "abandoned", "error"] as const;
-export type SessionEndReason = (typeof sessionEndReasons)[number];
-
-/** The end reason a status implies when none more precise was stored. */
-export const defaultEndReason: Record<Exclude<SessionStatus, "active" | "detached">, SessionEndReason> = {
-  completed: "completed",
-  cancelled: "client",
-  error: "error",
-};
 
 /** A session as stored, with the totals of its stored turns. */
 export interface Session {

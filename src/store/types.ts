@@ -41,6 +41,7 @@ import type {
 } from "./records.ts";
 
 export * from "./records.ts";
+export * from "./end-reason.ts";
 
 export interface TenantStore {
   /** Returns the tenant named `name`, creating it if needed; concurrent calls agree. */
