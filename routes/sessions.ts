@@ -2,7 +2,7 @@ import { principalOf } from "../src/auth/index.ts";
 import { RozError } from "../src/errors/index.ts";
 import type { SessionRegistry, WaitingInputView } from "../src/session/index.ts";
 import type { JsonValue } from "../src/domain/index.ts";
-import type { Session, SessionStatus, Store, StoredTurn } from "../src/store/index.ts";
+import { type Session, sessionEndReasons, type SessionStatus, type Store, type StoredTurn } from "../src/store/index.ts";
 import {
   errorResponses,
   idParams,
@@ -44,6 +44,12 @@ const sessionSchema = {
     created_at: timeSchema,
     updated_at: timeSchema,
     ended_at: timeSchema,
+    end_reason: {
+      type: "string",
+      enum: sessionEndReasons,
+      description:
+        "why an ended session ended: completed (the last client half-closed), client (cancel_session or DELETE), abandoned (nobody re-attached within the detach grace), error",
+    },
     usage: usageSchema,
     turn_count: { type: "integer" },
     compaction_count: { type: "integer" },
@@ -124,6 +130,7 @@ const sessionJson = (s: Session) => ({
   created_at: iso(s.createdAt),
   updated_at: iso(s.updatedAt),
   ...(s.endedAt !== undefined ? { ended_at: iso(s.endedAt) } : {}),
+  ...(s.endReason !== undefined ? { end_reason: s.endReason } : {}),
   usage: usageJson(s.usage),
   turn_count: s.turnCount,
   compaction_count: s.compactionCount,

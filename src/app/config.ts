@@ -187,7 +187,12 @@ export const settings = {
     oneOf("normal", "full"),
     "SQLite durability: normal survives a process crash; full also a power loss (fsync per commit, slower)",
   ),
-  detachGraceMs: setting("ROZ_DETACH_GRACE_MS", 600_000, int(0, 86_400_000), "how long a detached session stays resumable"),
+  detachGraceMs: setting(
+    "ROZ_DETACH_GRACE_MS",
+    600_000,
+    int(0, 86_400_000),
+    "how long a detached session stays resumable (then it ends: cancelled, end_reason abandoned)",
+  ),
   maxQueuedInputs: setting("ROZ_MAX_QUEUED_INPUTS", 16, int(1, 10_000), "user messages that may wait in one session while a turn runs (queued or steered)"),
   eventRetention: setting("ROZ_EVENT_RETENTION", 10_000, int(0, 10_000_000), "session events kept per session for resume"),
   rateLimitPerMinute: setting("ROZ_RATE_LIMIT_PER_MINUTE", 600, int(0, 10_000_000), "REST requests per key per minute (0 = off)"),
@@ -216,9 +221,14 @@ export const settings = {
   ),
   workerTimeoutMs: setting("ROZ_WORKER_TIMEOUT_MS", 600_000, int(100, 86_400_000), "time limit of one worker (then it fails with timeout)"),
   consoleDir: setting("ROZ_CONSOLE_DIR", undefined, optStr, "folder of the built web console served at / (`off`: no console)", "web/dist of this installation"),
-  nodeId: setting("ROZ_NODE_ID", undefined, optStr, "this node's id in a cluster", "hostname-pid"),
+  nodeId: setting("ROZ_NODE_ID", undefined, optStr, "this node's id; a set one is waited for after a crash until its heartbeat expires", "hostname-pid-random"),
   nodeHeartbeatMs: setting("ROZ_NODE_HEARTBEAT_MS", 5_000, int(100, 600_000), "how often this node writes its heartbeat to the store"),
-  nodeExpiryMs: setting("ROZ_NODE_EXPIRY_MS", 20_000, int(200, 3_600_000), "a node silent this long is gone: its sessions may be adopted"),
+  nodeExpiryMs: setting(
+    "ROZ_NODE_EXPIRY_MS",
+    20_000,
+    int(200, 3_600_000),
+    "a node silent this long is gone: its sessions may be adopted (a dead process of this host is gone at once)",
+  ),
 } as const;
 
 type Settings = typeof settings;

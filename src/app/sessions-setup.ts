@@ -10,6 +10,7 @@ import type { AgentSettings } from "./agent-setup.ts";
 import type { Config } from "./config.ts";
 import type { Lifecycle } from "./lifecycle.ts";
 import type { Metrics } from "./metrics.ts";
+import { type NodeIdentity, stopDeadLocalNodes } from "./node-identity.ts";
 import type { RateLimits } from "./rate-limit.ts";
 import { teamExtension } from "./team-wiring.ts";
 
@@ -30,7 +31,7 @@ export interface SessionsSetup {
   store: Store;
   /** A test's or benchmark's persistence; default: the store, timed per call. */
   persistence: SessionPersistence | undefined;
-  nodeId: string;
+  node: NodeIdentity;
   models: ModelCatalog;
   agent: AgentSettings;
   teams: Teams;
@@ -46,11 +47,14 @@ export interface SessionsSetup {
  * the next process), and open streams end with UNAVAILABLE. Idle sessions cost no wait.
  */
 export function createSessions(setup: SessionsSetup): Sessions {
-  const { config, store, nodeId, agent, metrics, lifecycle } = setup;
+  const { config, store, node, agent, metrics, lifecycle } = setup;
+  // An owner on this host whose process is gone is dead at once: not waited for, and marked so for every node.
+  const isGone = async (nodeId: string) => (await stopDeadLocalNodes(store, node)).includes(nodeId);
   const deps: SessionDeps = {
     models: setup.models,
     createAgent,
-    persistence: setup.persistence ?? storePersistence(store, { id: nodeId, expiryMs: config.nodeExpiryMs }, (op, run) => metrics.observeStore(op, run)),
+    persistence:
+      setup.persistence ?? storePersistence(store, { id: node.id, expiryMs: config.nodeExpiryMs, isGone }, (op, run) => metrics.observeStore(op, run)),
     limits: agent.limits,
     defaultPermissions: agent.defaultPermissions,
     defaultMaxContextTokens: config.maxContextTokens,

@@ -2,7 +2,7 @@ export { AsyncQueue } from "../domain/index.ts";
 export { sessionErrorOf } from "./error-codes.ts";
 export type * from "./ports.ts";
 export { Session, type Attachment, type AttachPlan } from "./session.ts";
-export { SessionDirectory, type LocatedSession } from "./session-directory.ts";
+export { ownerWaitedFor, SessionDirectory, type LocatedSession } from "./session-directory.ts";
 export { SessionRegistry } from "./session-registry.ts";
 export { SessionStream, type StreamItem } from "./session-stream.ts";
 export { conversationOf } from "./transcript.ts";

@@ -49,7 +49,8 @@ export interface SessionPersistence {
    * while the session's node is still `fromNode` (compare-and-set), so exactly one node wins.
    */
   adoptSession(tenantId: string, sessionId: string, fromNode: string | undefined): Promise<boolean>;
-  setStatus(tenantId: string, sessionId: string, status: SessionStatus): Promise<void>;
+  /** `abandoned`: an ending because nobody re-attached within the detach grace (REST `end_reason`). */
+  setStatus(tenantId: string, sessionId: string, status: SessionStatus, endReason?: "abandoned"): Promise<void>;
   putFeedback(tenantId: string, sessionId: string, messageId: string, rating: string): Promise<void>;
 }
 

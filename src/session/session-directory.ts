@@ -13,6 +13,13 @@ import { isUuid } from "./uuid.ts";
 export type LocatedSession = { kind: "live"; session: Session } | { kind: "remote"; nodeId: string } | { kind: "ended"; lastSeq: number };
 
 /**
+ * The answer for a session whose owner is another node that still counts as alive and cannot
+ * be reached from here (no relay): retryable, since its sessions are adopted once it is gone.
+ */
+export const ownerWaitedFor = (nodeId: string): RozError =>
+  new RozError("unavailable", `the session's node ${nodeId} still counts as running and is waited for until its heartbeat expires; retry`);
+
+/**
  * Finds the session a client re-attaches to: a live one of this process, else the store's.
  * A live session whose owner stopped heart-beating (a previous run, a lost node) is adopted
  * (one compare-and-set on its node) and rebuilt from its stored state; its running turn was
@@ -50,7 +57,7 @@ export class SessionDirectory {
   async findHere(principal: Principal, sessionId: string): Promise<Exclude<LocatedSession, { kind: "remote" }>> {
     if (!isUuid(sessionId)) throw new RozError("not_found", `session "${sessionId}" not found`);
     const located = await this.find(principal, sessionId);
-    if (located.kind === "remote") throw new RozError("unavailable", "the session is running on another node; retry on that node");
+    if (located.kind === "remote") throw ownerWaitedFor(located.nodeId);
     if (located.kind === "live" && located.session.ending) {
       await located.session.ending;
       return { kind: "ended", lastSeq: located.session.lastSeq };

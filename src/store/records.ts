@@ -2,6 +2,7 @@
  * The shapes the store keeps and takes: entities, their inputs, paging. Times are epoch ms.
  */
 import type { JsonObject, PermissionRule, TokenUsage, TurnRecord } from "../domain/index.ts";
+import type { SessionEndReason } from "./end-reason.ts";
 
 /** A tenant: the owner of keys, environments and sessions; every store call is scoped to one. */
 export interface Tenant {
@@ -105,6 +106,8 @@ export interface Session {
   createdAt: number;
   updatedAt: number;
   endedAt?: number;
+  /** Set once it has ended. */
+  endReason?: SessionEndReason;
   /** Sum of the usage of every stored turn. */
   usage: TokenUsage;
   /** Number of stored turns; turns are numbered 1..turnCount. */
@@ -144,6 +147,8 @@ export interface SessionStatusChange {
    * (a detached session re-attached) clears `endedAt`.
    */
   endedAt?: number;
+  /** For terminal statuses, when it is not the status's `defaultEndReason`; the first one stored stays. */
+  endReason?: SessionEndReason;
 }
 
 /** A stored turn: the agent's record plus its position (1-based) in the session. */

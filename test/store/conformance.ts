@@ -11,6 +11,7 @@ import { environmentSuite } from "./suites/environments.ts";
 import { eventSuite } from "./suites/events.ts";
 import { keySuite } from "./suites/keys.ts";
 import { migrationSuite } from "./suites/migrations.ts";
+import { orphanedSessionSuite } from "./suites/orphaned-sessions.ts";
 import { sessionSuite } from "./suites/sessions.ts";
 import { taskSuite } from "./suites/tasks.ts";
 import { tenantSuite } from "./suites/tenants.ts";
@@ -69,6 +70,7 @@ export function defineStoreConformance(name: string, harness: StoreHarness): voi
     eventSuite(ctx);
     taskSuite(ctx);
     durableSessionSuite(ctx);
+    orphanedSessionSuite(ctx);
     crashSuite(ctx);
   });
 }

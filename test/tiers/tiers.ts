@@ -88,6 +88,8 @@ export const tiers: readonly Tier[] = [
       "test/durability/conversation-postgres.test.ts",
       "test/durability/crash-postgres.test.ts",
       "test/durability/crash-sqlite.test.ts",
+      "test/durability/orphans-postgres.test.ts",
+      "test/durability/orphans-sqlite.test.ts",
       "test/durability/restart-postgres.test.ts",
       "test/durability/restart-sqlite.test.ts",
       "test/reflection/buf-curl.test.ts",

@@ -3,6 +3,7 @@ import { durableSessions } from "./002-durable-sessions.ts";
 import { teams } from "./003-teams.ts";
 import { thinkingBlocks } from "./005-thinking-blocks.ts";
 import { steeredInputs } from "./007-steered-inputs.ts";
+import { orphanedSessions } from "./008-orphaned-sessions.ts";
 import { environmentTeams } from "./009-environment-teams.ts";
 import type { Migration } from "./migration.ts";
 
@@ -10,4 +11,4 @@ export type { Migration } from "./migration.ts";
 export { runMigrations } from "./runner.ts";
 
 /** Every schema version, ascending. Append only. */
-export const migrations: readonly Migration[] = [initial, durableSessions, teams, thinkingBlocks, steeredInputs, environmentTeams];
+export const migrations: readonly Migration[] = [initial, durableSessions, teams, thinkingBlocks, steeredInputs, orphanedSessions, environmentTeams];

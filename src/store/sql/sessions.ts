@@ -1,10 +1,14 @@
 import { randomUUID } from "node:crypto";
-import { terminalStatuses, type Session, type SessionStatus, type SessionStore } from "../types.ts";
+import { defaultEndReason, terminalStatuses, type Session, type SessionEndReason, type SessionStatus, type SessionStore } from "../types.ts";
 import type { Sql, SqlRow, SqlValue } from "./database.ts";
 import type { StoreContext } from "./context.ts";
 import { NODE_ALIVE } from "./nodes.ts";
 import { listPage } from "./pagination.ts";
 import { conflictAs, opt, optNum, usageOf } from "./rows.ts";
+
+/** A stored end reason, else the one an ended status implies; none while live. */
+const endReasonOf = (status: SessionStatus, stored: unknown): SessionEndReason | undefined =>
+  status === "active" || status === "detached" ? undefined : ((stored as SessionEndReason | null) ?? defaultEndReason[status]);
 
 export const sessionOf = (row: SqlRow): Session => ({
   id: String(row.id),
@@ -17,6 +21,7 @@ export const sessionOf = (row: SqlRow): Session => ({
   createdAt: Number(row.created_at),
   updatedAt: Number(row.updated_at),
   endedAt: optNum(row.ended_at),
+  endReason: endReasonOf(row.status as SessionStatus, row.end_reason),
   usage: usageOf(row),
   turnCount: Number(row.turn_count),
   compactionCount: Number(row.compaction_count),
@@ -86,6 +91,10 @@ export function sessionRepo({ db, now }: StoreContext): SessionStore {
         // Ending an already ended session keeps its first end time.
         set.push("ended_at = COALESCE(ended_at, ?)");
         params.push(at);
+      }
+      if (change.endReason !== undefined && terminalStatuses.includes(change.status)) {
+        set.push("end_reason = COALESCE(end_reason, ?)");
+        params.push(change.endReason);
       }
       if (change.nodeId !== undefined) {
         set.push("node_id = ?");

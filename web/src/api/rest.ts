@@ -61,6 +61,8 @@ export interface SessionJson {
   created_at: string;
   updated_at: string;
   ended_at?: string;
+  /** Why an ended session ended. */
+  end_reason?: "completed" | "client" | "abandoned" | "error";
   usage: Usage;
   turn_count: number;
   /** Streams attached now (servers that track it). */

@@ -158,7 +158,8 @@ export function SessionView({ id, client }: { id: string; client: AgentClient })
         </h1>
         {session && (
           <span class="muted">
-            <span class={`status ${session.status}`}>{session.status}</span> · {session.model} · {num(session.turn_count)} turns · {tokens(session.usage)}
+            <span class={`status ${session.status}`}>{session.status}</span>
+            {session.end_reason && ` (${session.end_reason})`} · {session.model} · {num(session.turn_count)} turns · {tokens(session.usage)}
             {session.attached_streams !== undefined && ` · ${session.attached_streams} attached`}
           </span>
         )}

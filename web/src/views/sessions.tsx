@@ -24,7 +24,9 @@ async function loadSessions(): Promise<SessionJson[]> {
 function Row({ s }: { s: SessionJson }) {
   return (
     <a class="srow" href={href.session(s.id)} data-session={s.id}>
-      <span class={`status ${s.status}`}>{s.status}</span>
+      <span class={`status ${s.status}`} title={s.end_reason && `ended: ${s.end_reason}`}>
+        {s.status}
+      </span>
       <span class="mono" title={s.id}>
         {s.id.slice(0, 8)}
       </span>
