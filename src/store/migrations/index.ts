@@ -2,10 +2,11 @@ import { initial } from "./001-initial.ts";
 import { durableSessions } from "./002-durable-sessions.ts";
 import { teams } from "./003-teams.ts";
 import { thinkingBlocks } from "./005-thinking-blocks.ts";
+import { turnNumbers } from "./006-turn-numbers.ts";
 import type { Migration } from "./migration.ts";
 
 export type { Migration } from "./migration.ts";
 export { runMigrations } from "./runner.ts";
 
 /** Every schema version, ascending. Append only. */
-export const migrations: readonly Migration[] = [initial, durableSessions, teams, thinkingBlocks];
+export const migrations: readonly Migration[] = [initial, durableSessions, teams, thinkingBlocks, turnNumbers];
