@@ -70,6 +70,8 @@ class TurnLoop {
   readonly #conversation: TurnConversation;
   #cycles = 0;
   #failedCycles = 0;
+  /** The model refused: the turn leaves the model's context as it ends (§11). */
+  #refused = false;
 
   constructor(deps: TurnDeps) {
     this.#deps = deps;
@@ -168,6 +170,7 @@ class TurnLoop {
     // A refusal (content_filter) ends the turn as end_turn; the note tells the client why.
     if (result.finish === "content_filter") this.#activity("thinking", "refusal: the model declined to answer");
     if (calls.length === 0) {
+      this.#refused = result.finish === "content_filter";
       this.#conversation.publish();
       return { kind: "final", stopReason: truncated ? "max_tokens" : "end_turn" };
     }
@@ -266,7 +269,9 @@ class TurnLoop {
     const stopReason: StopReason = step.kind === "cancelled" ? "cancelled" : step.stopReason;
     const error = step.kind === "final" ? step.error : undefined;
     if (error !== undefined) deps.emit({ type: "error", ...error });
-    if (stopReason !== "cancelled" && stopReason !== "error") {
+    // A refusal is rolled back by itself: continuing with it in context yields more refusals.
+    if (this.#refused) deps.publish([...deps.history]);
+    else if (stopReason !== "cancelled" && stopReason !== "error") {
       // After-turn compaction runs before turn_complete, so that the record and the
       // usage of the turn include it and the turn really is over when it is reported.
       try {
@@ -276,7 +281,7 @@ class TurnLoop {
       }
     }
     this.#activity("idle");
-    const record = this.#tally.build(stopReason, error, Date.now());
+    const record = { ...this.#tally.build(stopReason, error, Date.now()), ...(this.#refused ? { rolledBack: true } : {}) };
     deps.emit({ type: "turn_complete", messageId: deps.input.messageId, usage: record.usage, stopReason, record });
   }
 }
