@@ -50,7 +50,7 @@ const sessionSchema = {
 } as const;
 
 /** One session in detail: also how many streams are attached here and its last response seq. */
-const sessionDetailSchema = {
+export const sessionDetailSchema = {
   ...sessionSchema,
   properties: {
     ...sessionSchema.properties,
@@ -115,6 +115,18 @@ const sessionJson = (s: Session) => ({
 
 const notFound = (id: string) => new RozError("not_found", `session "${id}" not found`);
 
+/** A session as `GET /v1/sessions/{id}` shows it; `not_found` when unknown or another tenant's. */
+export async function sessionDetail(store: Pick<Store, "getSession" | "lastEventSeq">, registry: Pick<SessionRegistry, "get">, tenantId: string, id: string) {
+  const session = await store.getSession(tenantId, id);
+  if (!session) throw notFound(id);
+  const live = registry.get(tenantId, id);
+  return {
+    ...sessionJson(session),
+    attached_streams: live?.attachedStreams ?? 0,
+    last_seq: live?.lastSeq ?? (await store.lastEventSeq(tenantId, id)) ?? 0,
+  };
+}
+
 /**
  * `/sessions` (under `/v1`): list, get, transcript, and DELETE — which ends a live session (status
  * `cancelled`) but keeps its stored transcript, usage and events: sessions are an audit
@@ -144,18 +156,7 @@ export const sessionRoutes: RoutePlugin<SessionRoutesOptions> = async (app, { st
   app.get(
     "/sessions/:id",
     { config, schema: { summary: "Get a session with its usage", tags, params: idParams, response: { 200: sessionDetailSchema, ...errorResponses(404) } } },
-    async (request) => {
-      const { id } = request.params;
-      const tenantId = principalOf(request).tenantId;
-      const session = await store.getSession(tenantId, id);
-      if (!session) throw notFound(id);
-      const live = registry.get(tenantId, id);
-      return {
-        ...sessionJson(session),
-        attached_streams: live?.attachedStreams ?? 0,
-        last_seq: live?.lastSeq ?? (await store.lastEventSeq(tenantId, id)) ?? 0,
-      };
-    },
+    async (request) => sessionDetail(store, registry, principalOf(request).tenantId, request.params.id),
   );
 
   app.get(

@@ -16,6 +16,8 @@ export interface SessionBuild {
   pendingSystemContext?: string;
   /** For a session rebuilt from the store: its last seq. */
   lastSeq?: number;
+  /** For a session rebuilt from the store or a fork: the number of its last turn. */
+  lastTurn?: number;
   /** For a session rebuilt after a crash: the turn that was running then. */
   cutTurn?: RunningTurnInfo;
 }
@@ -58,6 +60,7 @@ export function buildSession(deps: SessionDeps, registry: SessionRegistry, build
     registry,
     origin,
     ...(build.lastSeq !== undefined ? { lastSeq: build.lastSeq } : {}),
+    ...(build.lastTurn !== undefined ? { lastTurn: build.lastTurn } : {}),
     ...(build.cutTurn ? { cutTurn: build.cutTurn } : {}),
     ...(extension ? { extension } : {}),
   });

@@ -33,6 +33,8 @@ export interface SessionRequestsInit {
   error: (code: SessionErrorCode, message: string) => void;
   /** Ends the session as `cancelled` (cancel_session). */
   cancel: (reason: string) => Promise<void>;
+  /** Rolls back the last turns and tells every attached stream (see `Session.rollback`). */
+  rollback: (turns: number) => Promise<unknown>;
 }
 
 /** What a started session does with each client request (§1–§4), from any attached stream or from SendToSession. */
@@ -84,6 +86,14 @@ export class SessionRequests {
         }
         if (!turns.running) this.#init.writer.storeState();
         return;
+      case "rollback":
+        return this.#init.rollback(command.turns).then(
+          () => undefined,
+          (err: unknown) => {
+            const { code, message } = sessionErrorOf(toRozError(err));
+            error(code, message);
+          },
+        );
       case "feedback":
         return this.#feedback(command.messageId, command.rating);
       case "unsupported":

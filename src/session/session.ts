@@ -8,8 +8,10 @@ import { type Attachment, FanOut } from "./fan-out.ts";
 import { type EndStatus, Lifecycle } from "./lifecycle.ts";
 import type { ClientAnswerRoute, Principal, SessionDeps, SessionExtension, SessionStatus } from "./ports.ts";
 import { SessionRequests } from "./requests.ts";
+import { type RollbackResult, rollBack } from "./rollback.ts";
 import { Sequencer } from "./sequencer.ts";
 import type { RunningTurnInfo, SessionOrigin } from "./snapshot.ts";
+import { RozError } from "../errors/index.ts";
 import { StoreWriter } from "./store-writer.ts";
 import { TurnRunner } from "./turn-runner.ts";
 import type { LoggedEvent, SessionCommand, SessionErrorCode, SessionEvent } from "./types.ts";
@@ -51,6 +53,9 @@ export class Session {
   readonly #answers: ClientAnswers;
   readonly #requests: SessionRequests;
   readonly #lifecycle: Lifecycle;
+  readonly #origin: SessionOrigin;
+  /** Rollbacks run one after another: each counts the turns the one before left. */
+  #rollbacks: Promise<unknown> = Promise.resolve();
 
   constructor(init: {
     id: string;
@@ -65,6 +70,8 @@ export class Session {
     lastSeq?: number;
     /** For a session rebuilt after a crash: the turn that was running then. */
     cutTurn?: RunningTurnInfo;
+    /** For a session rebuilt from the store or a fork: the number of its last turn. */
+    lastTurn?: number;
     /** Server tools and end hooks (teams), built with the agent. */
     extension?: SessionExtension;
   }) {
@@ -75,6 +82,7 @@ export class Session {
     this.model = init.model;
     this.agent = agent;
     this.#deps = deps;
+    this.#origin = init.origin;
     this.#log = new EventLog(deps.memoryEvents, (init.lastSeq ?? 0) + 1);
     this.#waits = new ClientWaits(() => agent.cancelTurn("the client closed its request stream"));
     this.#sequencer = new Sequencer({
@@ -102,14 +110,30 @@ export class Session {
       running: () => this.#turns.runningTurn,
       turnRunning: () => this.#turns.running,
       lastSeq: () => this.#sequencer.lastSeq,
+      lastTurn: () => this.#turns.lastTurn,
     });
     const ending = (): boolean => this.#lifecycle.ending !== undefined;
     const sequencer = this.#sequencer;
-    this.#turns = new TurnRunner({ sessionId: id, agent, sequencer, writer: this.#writer, deps, ending, ...(init.cutTurn ? { cutTurn: init.cutTurn } : {}) });
+    this.#turns = new TurnRunner({
+      sessionId: id,
+      agent,
+      sequencer,
+      writer: this.#writer,
+      deps,
+      ending,
+      ...(init.cutTurn ? { cutTurn: init.cutTurn } : {}),
+      ...(init.lastTurn !== undefined ? { lastTurn: init.lastTurn } : {}),
+    });
     const error = (code: SessionErrorCode, message: string): void => this.#error(code, message);
     this.#answers = new ClientAnswers(agent, this.#waits, error);
     const common = { sessionId: id, tenantId, agent, deps, turns: this.#turns, writer: this.#writer };
-    this.#requests = new SessionRequests({ ...common, answers: this.#answers, error, cancel: (reason) => registry.end(this, "cancelled", reason) });
+    this.#requests = new SessionRequests({
+      ...common,
+      answers: this.#answers,
+      error,
+      cancel: (reason) => registry.end(this, "cancelled", reason),
+      rollback: (turns) => this.rollback(turns),
+    });
     this.#lifecycle = new Lifecycle({
       ...common,
       streams: this.#streams,
@@ -214,6 +238,22 @@ export class Session {
   /** A client's approval decision; the first one wins, like tool results. `modifier` is merged into an approved call's arguments. */
   decidePermission(toolCallId: string, approved: boolean, modifier?: JsonObject): void {
     this.#answers.decidePermission(toolCallId, approved, modifier);
+  }
+
+  /**
+   * Removes the last `turns` completed turns from what the model sees next (see `rollBack`)
+   * and tells every attached stream with `rolled_back`; throws the refusal otherwise.
+   */
+  rollback(turns: number): Promise<RollbackResult> {
+    const run = this.#rollbacks.then(async () => {
+      if (this.#lifecycle.ending) throw new RozError("session_ended", `session "${this.id}" has ended`);
+      const init = { tenantId: this.principal.tenantId, sessionId: this.id, agent: this.agent, turns: this.#turns, writer: this.#writer, origin: this.#origin };
+      const result = await rollBack({ ...init, deps: this.#deps }, turns);
+      this.emit({ type: "rolled_back", turns: result.turns, remainingTurns: result.remainingTurns });
+      return result;
+    });
+    this.#rollbacks = run.catch(() => undefined);
+    return run;
   }
 
   /** Stores the session's state in the write order (see `StoreWriter.storeState`). */

@@ -66,6 +66,7 @@ export function storePersistence(
           // This process's own sessions from an earlier run with the same node id are no one's.
           ownerAlive: s.ownerAlive && s.nodeId !== node.id,
           environmentId: s.environmentId,
+          turnCount: s.turnCount,
           ...(s.nodeId !== undefined ? { nodeId: s.nodeId } : {}),
           ...(s.state !== undefined ? { state: s.state } : {}),
         };
@@ -84,6 +85,20 @@ export function storePersistence(
         // A late detach/re-attach must never reopen a session that already ended.
         const live = status === "active" || status === "detached";
         await store.updateSessionStatus(tenantId, sessionId, { status, ...(live ? { from: ["active", "detached"] as const } : {}) });
+      }),
+    listTurns: (tenantId, sessionId) => observe("list_turns", () => store.listTurns(tenantId, sessionId)),
+    rollBackTurns: (tenantId, sessionId, turns, state) =>
+      observe("roll_back_turns", async () => {
+        await store.rollBackTurns(tenantId, sessionId, turns, state);
+      }),
+    forkSession: (s, turns, state) =>
+      observe("fork_session", async () => {
+        await store.forkSession(
+          s.tenantId,
+          { id: s.id, environmentId: s.environmentId, model: s.model, nodeId: node.id, ...(s.status ? { status: s.status } : {}) },
+          turns,
+          state,
+        );
       }),
     putFeedback: (tenantId, sessionId, messageId, rating) =>
       observe("put_feedback", async () => {

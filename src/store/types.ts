@@ -229,7 +229,17 @@ export interface TaskStore {
 }
 
 /** Everything the server keeps. Safe for concurrent use by many async callers. */
-export interface Store extends TenantStore, KeyStore, EnvironmentStore, SessionStore, TranscriptStore, ConversationStore, FeedbackStore, EventStore, TaskStore, NodeStore {
+export interface Store
+  extends TenantStore,
+    KeyStore,
+    EnvironmentStore,
+    SessionStore,
+    TranscriptStore,
+    ConversationStore,
+    FeedbackStore,
+    EventStore,
+    TaskStore,
+    NodeStore {
   /** `sqlite` or `postgres`. */
   readonly kind: "sqlite" | "postgres";
   /** Resolves when the database answers a trivial query (for `/readyz`); rejects otherwise. */

@@ -33,7 +33,18 @@ export async function insertSession(q: Sql, tenantId: string, input: NewSession,
   const row = await q.get(
     `INSERT INTO sessions (id, tenant_id, environment_id, model, status, node_id, host_id, created_at, updated_at, ended_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-    [input.id ?? randomUUID(), tenantId, input.environmentId, input.model, status, input.nodeId, input.hostId, at, at, terminalStatuses.includes(status) ? at : null],
+    [
+      input.id ?? randomUUID(),
+      tenantId,
+      input.environmentId,
+      input.model,
+      status,
+      input.nodeId,
+      input.hostId,
+      at,
+      at,
+      terminalStatuses.includes(status) ? at : null,
+    ],
   );
   return sessionOf(row!);
 }
