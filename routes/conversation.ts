@@ -43,7 +43,7 @@ export const conversationRoutes: RoutePlugin<ConversationRoutesOptions> = async 
         tags,
         params: idParams,
         body: forkBody,
-        response: { 201: sessionDetailSchema, ...errorResponses(404) },
+        response: { 201: sessionDetailSchema, ...errorResponses(404, 422) },
       },
     },
     async (request, reply) => {
@@ -62,7 +62,7 @@ export const conversationRoutes: RoutePlugin<ConversationRoutesOptions> = async 
         tags,
         params: idParams,
         body: rollbackBody,
-        response: { 200: rolledBackSchema, ...errorResponses(404) },
+        response: { 200: rolledBackSchema, ...errorResponses(404, 412, 503) },
       },
     },
     async (request) => {
