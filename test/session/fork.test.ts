@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { AgentService, type SessionResponse } from "../../src/gen/roz/v1/agent_pb.js";
 import { toolNames } from "./chat-body.ts";
 import type { ClientKind } from "../support/session-client.ts";
-import { responseValue, rq, type StartInit, startSession, tool } from "../support/session-protocol.ts";
+import { nextOf, nextWhere, readTurn, responseValue, rq, type StartInit, startSession, tool, turnCompleteOf } from "../support/session-protocol.ts";
 import { marks, rollback, shown, turn } from "./conversation-support.ts";
 import { GRPC, type SessionFixture, startSessionFixture } from "./fixture.ts";
 
@@ -102,6 +102,20 @@ describe.each<ClientKind>(["grpc-js", "connect"])("start{fork} on StreamSession 
     expect((await client.status).code).toBe(status);
     expect((await fx.rest("GET", "/v1/sessions")).json.items.length).toBe(before);
   });
+});
+
+it("an envelope stream sees the fork's own first turn as turn_started{turn_index: 3} (connect, format both)", async () => {
+  const { client: source, started: src } = await fx.start("connect");
+  await turn(fx, source, "numbered one");
+  await turn(fx, source, "numbered two");
+  const forked = fx.open("connect", { "roz-event-format": "both" });
+  forked.send(rq.start(fork(src.sessionId)));
+  await nextOf(forked, "sessionStarted");
+  fx.fake.plan({ text: "third" });
+  forked.send(rq.user("numbered three"));
+  const started = await nextWhere(forked, "sessionEvent", (e) => e.typedEvent.case === "turnStarted");
+  expect(started.typedEvent.value).toMatchObject({ turnIndex: 3 });
+  expect(turnCompleteOf(await readTurn(forked)).stopReason).toBe("end_turn");
 });
 
 it("AttachSession with start{fork}: the fork runs over the pair (connect)", async () => {
