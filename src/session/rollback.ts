@@ -5,6 +5,7 @@ import type { SessionOrigin } from "./snapshot.ts";
 import type { StoreWriter } from "./store-writer.ts";
 import { conversationOf } from "./transcript.ts";
 import type { TurnRunner } from "./turn-runner.ts";
+import type { SessionEvent } from "./types.ts";
 
 export interface RollbackInit {
   tenantId: string;
@@ -14,6 +15,34 @@ export interface RollbackInit {
   writer: StoreWriter;
   origin: SessionOrigin;
   deps: Pick<SessionDeps, "persistence">;
+}
+
+/**
+ * A session's rollbacks, one after another (each counts the turns the one before left): each
+ * records a turn cut by a crash first (a turn of its own, as for any request), rolls back
+ * (see `rollBack`) and tells every attached stream with `rolled_back`.
+ */
+export class Rollbacks {
+  readonly #init: RollbackInit & { ending: () => boolean; emit: (event: SessionEvent) => void };
+  #chain: Promise<unknown> = Promise.resolve();
+
+  constructor(init: RollbackInit & { ending: () => boolean; emit: (event: SessionEvent) => void }) {
+    this.#init = init;
+  }
+
+  /** Rolls back the last `n` turns; rejects with the refusal (`session_ended` once the session is ending). */
+  run(n: number): Promise<RollbackResult> {
+    const init = this.#init;
+    const run = this.#chain.then(async () => {
+      if (init.ending()) throw new RozError("session_ended", `session "${init.sessionId}" has ended`);
+      await init.turns.recordCutTurn();
+      const result = await rollBack(init, n);
+      init.emit({ type: "rolled_back", turns: result.turns, remainingTurns: result.remainingTurns });
+      return result;
+    });
+    this.#chain = run.catch(() => undefined);
+    return run;
+  }
 }
 
 /** What a rollback did: the turns it removed and the completed turns the model still sees. */

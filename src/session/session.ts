@@ -8,10 +8,9 @@ import { type Attachment, FanOut } from "./fan-out.ts";
 import { type EndStatus, Lifecycle } from "./lifecycle.ts";
 import type { ClientAnswerRoute, Principal, SessionDeps, SessionExtension, SessionStatus } from "./ports.ts";
 import { SessionRequests } from "./requests.ts";
-import { type RollbackResult, rollBack } from "./rollback.ts";
+import { type RollbackResult, Rollbacks } from "./rollback.ts";
 import { Sequencer } from "./sequencer.ts";
 import type { RunningTurnInfo, SessionOrigin } from "./snapshot.ts";
-import { RozError } from "../errors/index.ts";
 import { StoreWriter } from "./store-writer.ts";
 import { TurnRunner } from "./turn-runner.ts";
 import type { LoggedEvent, SessionCommand, SessionErrorCode, SessionEvent } from "./types.ts";
@@ -53,9 +52,7 @@ export class Session {
   readonly #answers: ClientAnswers;
   readonly #requests: SessionRequests;
   readonly #lifecycle: Lifecycle;
-  readonly #origin: SessionOrigin;
-  /** Rollbacks run one after another: each counts the turns the one before left. */
-  #rollbacks: Promise<unknown> = Promise.resolve();
+  readonly #rollbacks: Rollbacks;
 
   constructor(init: {
     id: string;
@@ -82,7 +79,6 @@ export class Session {
     this.model = init.model;
     this.agent = agent;
     this.#deps = deps;
-    this.#origin = init.origin;
     this.#log = new EventLog(deps.memoryEvents, (init.lastSeq ?? 0) + 1);
     this.#waits = new ClientWaits(() => agent.cancelTurn("the client closed its request stream"));
     this.#sequencer = new Sequencer({
@@ -134,6 +130,7 @@ export class Session {
       cancel: (reason) => registry.end(this, "cancelled", reason),
       rollback: (turns) => this.rollback(turns),
     });
+    this.#rollbacks = new Rollbacks({ ...common, origin: init.origin, ending, emit: (event) => this.emit(event) });
     this.#lifecycle = new Lifecycle({
       ...common,
       streams: this.#streams,
@@ -245,15 +242,7 @@ export class Session {
    * and tells every attached stream with `rolled_back`; throws the refusal otherwise.
    */
   rollback(turns: number): Promise<RollbackResult> {
-    const run = this.#rollbacks.then(async () => {
-      if (this.#lifecycle.ending) throw new RozError("session_ended", `session "${this.id}" has ended`);
-      const init = { tenantId: this.principal.tenantId, sessionId: this.id, agent: this.agent, turns: this.#turns, writer: this.#writer, origin: this.#origin };
-      const result = await rollBack({ ...init, deps: this.#deps }, turns);
-      this.emit({ type: "rolled_back", turns: result.turns, remainingTurns: result.remainingTurns });
-      return result;
-    });
-    this.#rollbacks = run.catch(() => undefined);
-    return run;
+    return this.#rollbacks.run(turns);
   }
 
   /** Stores the session's state in the write order (see `StoreWriter.storeState`). */

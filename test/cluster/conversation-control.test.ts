@@ -3,7 +3,7 @@
 // reads the source from the shared store and runs on the node that received it. Skips with a
 // notice when PostgreSQL, nats-server or haproxy is missing (fails under CI=true).
 import { afterAll, describe, expect, it } from "vitest";
-import { type Cluster } from "../support/cluster.ts";
+import type { Cluster } from "../support/cluster.ts";
 import { acquire, clusterTest, release, sharedPrerequisites } from "../support/shared-cluster.ts";
 import { sessionClientFactory } from "../support/session-client.ts";
 import { nextOf, readTurn, rq, startSession, turnCompleteOf } from "../support/session-protocol.ts";
