@@ -3,9 +3,13 @@
  * server's next model request arriving at the fake provider. The baseline is the `openai`
  * client sending the very same request bodies directly (create() → arrival), so the
  * difference is what our server adds on top of the provider call itself.
+ * With `steer`, a steered user message goes just before each ToolResult: the time from the
+ * steer's arrival to the model request that carries it (checked to carry it), whose cost is
+ * the difference to the plain round trip.
  */
 import type { FakeOpenAI } from "../test/support/fake-openai/index.ts";
-import { type AgentClient, benchTool, connectClients, expect, finish, startSession, toolResult, userMessage } from "./client.ts";
+import { InputDelivery } from "../src/gen/roz/v1/agent_pb.js";
+import { type AgentClient, benchTool, connectClients, expect, finish, type SessionRequestInit, startSession, toolResult, userMessage } from "./client.ts";
 import { BENCH_MODEL, directClient } from "./session-deltas.ts";
 import type { ServerProcess } from "./server-process.ts";
 import { now } from "./support.ts";
@@ -18,7 +22,18 @@ export interface ToolRoundTrips {
 }
 
 /** `turns` turns of one tool call each; a new session every `perSession` turns keeps the history short. */
-export async function toolRoundTrips(server: ServerProcess, fake: FakeOpenAI, turns: number, warmup: number, perSession = 20): Promise<ToolRoundTrips> {
+const steerMessage = (turn: number): SessionRequestInit => ({
+  request: { case: "userMessage", value: { content: `steer ${turn}: also say hello`, delivery: InputDelivery.STEER } },
+});
+
+export async function toolRoundTrips(
+  server: ServerProcess,
+  fake: FakeOpenAI,
+  turns: number,
+  warmup: number,
+  options: { perSession?: number; steer?: boolean } = {},
+): Promise<ToolRoundTrips> {
+  const perSession = options.perSession ?? 20;
   const conn = connectClients(server.url, 1);
   const client = conn.clients[0] as AgentClient;
   const samples: number[] = [];
@@ -37,8 +52,11 @@ export async function toolRoundTrips(server: ServerProcess, fake: FakeOpenAI, tu
       const index = fake.requests.length;
       const arrived = fake.waitForRequest(index, 30_000).then(now);
       const sent = now();
+      if (options.steer) stream.send(steerMessage(turn));
       stream.send(toolResult(request.toolCallId, `result of turn ${turn}`));
       const at = await arrived;
+      if (options.steer && !JSON.stringify(fake.requests[index]?.body).includes(`steer ${turn}:`))
+        throw new Error(`turn ${turn}: the steer is not in the next request`);
       const complete = await expect(stream, "turnComplete");
       if (complete.stopReason !== "end_turn") throw new Error(`tool turn ended with ${complete.stopReason}`);
       if (turn >= warmup) {

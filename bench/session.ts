@@ -55,11 +55,18 @@ async function toolRows(options: BenchOptions, server: ServerProcess, fake: Fake
   const via = summarize(tools.samples);
   const bare = summarize(await directRequestLatency(fake, tools.bodies));
   const added = { p50: via.p50 - bare.p50, p99: via.p99 - bare.p99 };
+  progress(`session: the same tool turns with a steered message sent just before each ToolResult`);
+  const steered = summarize((await toolRoundTrips(server, fake, turns, 10, { steer: true })).samples);
   return [
     { metric: "ToolResult → next model request: ours", measured: `${ms(via.p50)} / ${ms(via.p99)}`, note: `p50 / p99 of ${via.n} round trips` },
     { metric: "same request, openai client directly", measured: `${ms(bare.p50)} / ${ms(bare.p99)}`, note: "create() → arrival at the fake" },
     { metric: "tool round trip added, p50", measured: ms(added.p50) },
     { metric: "tool round trip added, p99", target: `< ${ADDED_P99_TARGET_MS} ms`, measured: ms(added.p99), ok: added.p99 < ADDED_P99_TARGET_MS },
+    {
+      metric: "steer + ToolResult → model request carrying both",
+      measured: `${ms(steered.p50)} / ${ms(steered.p99)}`,
+      note: `p50 / p99 of ${steered.n}; a steer costs ${ms(steered.p50 - via.p50)} / ${ms(steered.p99 - via.p99)} over the plain round trip`,
+    },
   ];
 }
 

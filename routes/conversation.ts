@@ -2,9 +2,9 @@ import { principalOf } from "../src/auth/index.ts";
 import type { ConversationControl, SessionRegistry } from "../src/session/index.ts";
 import type { Store } from "../src/store/index.ts";
 import { errorResponses, idParams, type RoutePlugin } from "./schemas.ts";
-import { sessionDetail, sessionDetailSchema } from "./sessions.ts";
+import { type SessionRoutesOptions, sessionDetail, sessionDetailSchema } from "./sessions.ts";
 
-export interface ConversationRoutesOptions {
+export interface ConversationRoutesOptions extends Pick<SessionRoutesOptions, "waitingInputs"> {
   control: Pick<ConversationControl, "fork" | "rollback">;
   store: Pick<Store, "getSession" | "lastEventSeq">;
   registry: Pick<SessionRegistry, "get">;
@@ -30,7 +30,7 @@ const rolledBackSchema = {
 } as const;
 
 /** `/sessions/{id}/fork` and `/sessions/{id}/rollback` (under `/v1`): conversation control without a stream (§11). */
-export const conversationRoutes: RoutePlugin<ConversationRoutesOptions> = async (app, { control, store, registry }) => {
+export const conversationRoutes: RoutePlugin<ConversationRoutesOptions> = async (app, { control, store, registry, waitingInputs }) => {
   const config = { scope: "sessions" } as const;
   const tags = ["sessions"];
 
@@ -49,7 +49,7 @@ export const conversationRoutes: RoutePlugin<ConversationRoutesOptions> = async 
     async (request, reply) => {
       const principal = principalOf(request);
       const id = await control.fork(principal, request.params.id, request.body?.through_turn);
-      return reply.status(201).send(await sessionDetail(store, registry, principal.tenantId, id));
+      return reply.status(201).send(await sessionDetail({ store, registry, waitingInputs }, principal.tenantId, id));
     },
   );
 

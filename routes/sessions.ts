@@ -1,6 +1,6 @@
 import { principalOf } from "../src/auth/index.ts";
 import { RozError } from "../src/errors/index.ts";
-import type { SessionRegistry } from "../src/session/index.ts";
+import type { SessionRegistry, WaitingInputView } from "../src/session/index.ts";
 import type { JsonValue } from "../src/domain/index.ts";
 import type { Session, SessionStatus, Store, StoredTurn } from "../src/store/index.ts";
 import {
@@ -26,6 +26,8 @@ export interface SessionRoutesOptions {
   endOnOwner?: (tenantId: string, sessionId: string, ownerNode: string, reason: string) => Promise<void>;
   /** A transcript as the wire's conversation messages, in protobuf JSON (the RPC layer's encoding). */
   conversationJson: (turns: readonly StoredTurn[]) => JsonValue[];
+  /** The user messages that wait in a session, wherever it runs (as last stored when not here). */
+  waitingInputs: (tenantId: string, sessionId: string) => Promise<WaitingInputView[]>;
 }
 
 const statuses: SessionStatus[] = ["active", "detached", "completed", "cancelled", "error"];
@@ -56,8 +58,22 @@ export const sessionDetailSchema = {
     ...sessionSchema.properties,
     attached_streams: { type: "integer", description: "streams attached to the session on this server" },
     last_seq: { type: "integer", description: "seq of the session's last response (resume with after_seq up to it)" },
+    queued_inputs: {
+      type: "array",
+      description: "user messages waiting to start a turn or to join the running one, in the order they will be taken",
+      items: {
+        type: "object",
+        properties: {
+          message_id: { type: "string" },
+          content: { type: "string" },
+          delivery: { type: "string", enum: ["queue", "steer", "interrupt"] },
+          queue_position: { type: "integer", description: "1 = next to start; 0 for steers and interrupts" },
+        },
+        required: ["message_id", "content", "delivery", "queue_position"],
+      },
+    },
   },
-  required: [...sessionSchema.required, "attached_streams", "last_seq"],
+  required: [...sessionSchema.required, "attached_streams", "last_seq", "queued_inputs"],
 } as const;
 
 const listQuery = {
@@ -116,14 +132,24 @@ const sessionJson = (s: Session) => ({
 const notFound = (id: string) => new RozError("not_found", `session "${id}" not found`);
 
 /** A session as `GET /v1/sessions/{id}` shows it; `not_found` when unknown or another tenant's. */
-export async function sessionDetail(store: Pick<Store, "getSession" | "lastEventSeq">, registry: Pick<SessionRegistry, "get">, tenantId: string, id: string) {
+export async function sessionDetail(
+  {
+    store,
+    registry,
+    waitingInputs,
+  }: Pick<SessionRoutesOptions, "waitingInputs"> & { store: Pick<Store, "getSession" | "lastEventSeq">; registry: Pick<SessionRegistry, "get"> },
+  tenantId: string,
+  id: string,
+) {
   const session = await store.getSession(tenantId, id);
   if (!session) throw notFound(id);
   const live = registry.get(tenantId, id);
+  const waiting = session.status === "active" || session.status === "detached" ? await waitingInputs(tenantId, id) : [];
   return {
     ...sessionJson(session),
     attached_streams: live?.attachedStreams ?? 0,
     last_seq: live?.lastSeq ?? (await store.lastEventSeq(tenantId, id)) ?? 0,
+    queued_inputs: waiting.map((w) => ({ message_id: w.messageId, content: w.content, delivery: w.delivery, queue_position: w.queuePosition })),
   };
 }
 
@@ -132,7 +158,7 @@ export async function sessionDetail(store: Pick<Store, "getSession" | "lastEvent
  * `cancelled`) but keeps its stored transcript, usage and events: sessions are an audit
  * record, and there is no store operation that erases them.
  */
-export const sessionRoutes: RoutePlugin<SessionRoutesOptions> = async (app, { store, registry, endOnOwner, conversationJson }) => {
+export const sessionRoutes: RoutePlugin<SessionRoutesOptions> = async (app, { store, registry, endOnOwner, conversationJson, waitingInputs }) => {
   const config = { scope: "sessions" } as const;
   const tags = ["sessions"];
 
@@ -156,7 +182,7 @@ export const sessionRoutes: RoutePlugin<SessionRoutesOptions> = async (app, { st
   app.get(
     "/sessions/:id",
     { config, schema: { summary: "Get a session with its usage", tags, params: idParams, response: { 200: sessionDetailSchema, ...errorResponses(404) } } },
-    async (request) => sessionDetail(store, registry, principalOf(request).tenantId, request.params.id),
+    async (request) => sessionDetail({ store, registry, waitingInputs }, principalOf(request).tenantId, request.params.id),
   );
 
   app.get(

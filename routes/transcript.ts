@@ -44,6 +44,18 @@ export function turnJson(t: StoredTurn) {
       started_at: iso(c.startedAt),
       ended_at: iso(c.endedAt),
     })),
+    ...(t.steered
+      ? {
+          steered: t.steered.map((s) => ({
+            role: "user",
+            message_id: s.messageId,
+            content: s.content,
+            ...(s.context.length > 0 ? { context: s.context.map(contextJson) } : {}),
+            steered: true,
+            after_tool_calls: s.afterToolCalls,
+          })),
+        }
+      : {}),
     usage: usageJson(t.usage),
     stop_reason: t.stopReason,
     ...(t.error ? { error: { code: t.error.code, message: t.error.message, retryable: t.error.retryable } } : {}),

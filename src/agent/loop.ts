@@ -51,7 +51,7 @@ type Step =
   | { kind: "run_again"; observed: boolean }
   | { kind: "awaiting_approval"; purpose: Purpose; calls: PlannedCall[]; screenings: Screening[] }
   | { kind: "awaiting_tools"; purpose: Purpose; calls: PlannedCall[]; verdicts: Verdict[] }
-  | { kind: "final"; stopReason: Exclude<StopReason, "cancelled">; error?: TurnError }
+  | { kind: "final"; stopReason: Exclude<StopReason, "cancelled">; error?: TurnError; refused?: true }
   | { kind: "cancelled" };
 
 /**
@@ -70,8 +70,6 @@ class TurnLoop {
   readonly #conversation: TurnConversation;
   #cycles = 0;
   #failedCycles = 0;
-  /** The model refused: the turn leaves the model's context as it ends (§11). */
-  #refused = false;
 
   constructor(deps: TurnDeps) {
     this.#deps = deps;
@@ -86,12 +84,21 @@ class TurnLoop {
     let step: Step = { kind: "run_again", observed: false };
     try {
       this.#conversation.publish();
-      while (step.kind !== "final" && step.kind !== "cancelled") step = await this.#next(step);
+      for (;;) {
+        while (step.kind !== "final" && step.kind !== "cancelled") step = await this.#next(step);
+        if (step.kind === "cancelled" || step.stopReason === "error" || step.refused) break;
+        if (!this.#joinSteers()) {
+          await this.#compactAfterTurn();
+          if (!this.#joinSteers()) break;
+        }
+        // Messages steered in after the model's last call get one more call: each is answered in this turn.
+        step = { kind: "run_again", observed: true };
+      }
     } catch (err) {
       this.#deps.onAgentError(err);
       step = { kind: "final", stopReason: "error", error: AGENT_FAILURE };
     }
-    await this.#finish(step);
+    this.#finish(step);
   }
 
   #next(step: Exclude<Step, { kind: "final" | "cancelled" }>): Promise<Step> {
@@ -117,6 +124,7 @@ class TurnLoop {
           observe.map((t) => ({ id: deps.ids.fresh("observe"), name: t.name, parameters: {}, tool: t })),
         );
     }
+    this.#joinSteers();
     this.#activity("thinking");
     await this.#compact();
     if (deps.signal.aborted) return { kind: "cancelled" };
@@ -170,9 +178,8 @@ class TurnLoop {
     // A refusal (content_filter) ends the turn as end_turn; the note tells the client why.
     if (result.finish === "content_filter") this.#activity("thinking", "refusal: the model declined to answer");
     if (calls.length === 0) {
-      this.#refused = result.finish === "content_filter";
       this.#conversation.publish();
-      return { kind: "final", stopReason: truncated ? "max_tokens" : "end_turn" };
+      return { kind: "final", stopReason: truncated ? "max_tokens" : "end_turn", ...(result.finish === "content_filter" ? { refused: true } : {}) };
     }
     return this.#plan("act", calls);
   }
@@ -236,6 +243,21 @@ class TurnLoop {
     return result;
   }
 
+  /** Adds the messages steered into the turn since the last call; true when there were any. */
+  #joinSteers(): boolean {
+    const { input, model, emit } = this.#deps;
+    return this.#conversation.joinSteers(input, model.supportsImages, emit);
+  }
+
+  /** Runs before turn_complete, so that the record and the usage of the turn include it and the turn really is over when it is reported. */
+  async #compactAfterTurn(): Promise<void> {
+    try {
+      await this.#compact();
+    } catch (err) {
+      this.#deps.onAgentError(err);
+    }
+  }
+
   async #compact(): Promise<void> {
     const deps = this.#deps;
     const { messages, applied } = await compactHistory(this.#conversation.messages, {
@@ -264,24 +286,15 @@ class TurnLoop {
     return result.end.kind === "complete" ? result.text : undefined;
   }
 
-  async #finish(step: Extract<Step, { kind: "final" | "cancelled" }>): Promise<void> {
+  #finish(step: Extract<Step, { kind: "final" | "cancelled" }>): void {
     const deps = this.#deps;
     const stopReason: StopReason = step.kind === "cancelled" ? "cancelled" : step.stopReason;
     const error = step.kind === "final" ? step.error : undefined;
     if (error !== undefined) deps.emit({ type: "error", ...error });
-    // A refusal is rolled back by itself: continuing with it in context yields more refusals.
-    if (this.#refused) deps.publish([...deps.history]);
-    else if (stopReason !== "cancelled" && stopReason !== "error") {
-      // After-turn compaction runs before turn_complete, so that the record and the
-      // usage of the turn include it and the turn really is over when it is reported.
-      try {
-        await this.#compact();
-      } catch (err) {
-        deps.onAgentError(err);
-      }
-    }
     this.#activity("idle");
-    const record = { ...this.#tally.build(stopReason, error, Date.now()), ...(this.#refused ? { rolledBack: true } : {}) };
+    // A refused turn is rolled back as it ends (continuing with it yields more refusals); no steer joined it.
+    if (step.kind === "final" && step.refused) deps.publish([...deps.history]);
+    const record = { ...this.#tally.build(stopReason, error, Date.now()), ...(step.kind === "final" && step.refused ? { rolledBack: true } : {}) };
     deps.emit({ type: "turn_complete", messageId: deps.input.messageId, usage: record.usage, stopReason, record });
   }
 }

@@ -1,9 +1,10 @@
 import type { ModelMessage } from "../models/index.ts";
+import { buildUserMessage } from "./prompt.ts";
 import type { PlannedCall } from "./tool-gate.ts";
 import { toolDenied, type DispatchedCall } from "./tool-dispatch.ts";
 import { assistantMessage, toolResultMessage } from "./turn-messages.ts";
 import type { TurnTally } from "./turn-tally.ts";
-import type { AgentEvent } from "./types.ts";
+import type { AgentEvent, SteerInput, TurnInput } from "./types.ts";
 
 /**
  * The conversation of one running turn: the history before it, the user's message, and what
@@ -46,6 +47,30 @@ export class TurnConversation {
   addToolResults(done: readonly DispatchedCall[]): void {
     this.#messages.push(toolResultMessage(done.map((d) => d.result)));
     this.#tally.addToolCalls(done.map((d) => d.record));
+    this.publish();
+  }
+
+  /**
+   * Takes the messages steered into the turn since it last looked and adds them after
+   * everything the turn added so far: inside the last message when that is the user's (tool
+   * results), so roles keep alternating; then published. True when there were any.
+   */
+  joinSteers(input: TurnInput, supportsImages: boolean, emit: (event: AgentEvent) => void): boolean {
+    const steers = input.steers?.take() ?? [];
+    if (steers.length === 0) return false;
+    this.#addSteers(steers, supportsImages);
+    for (const s of steers) emit({ type: "steered", messageId: s.messageId, content: s.content, turnMessageId: input.messageId });
+    return true;
+  }
+
+  #addSteers(steers: readonly SteerInput[], supportsImages: boolean): void {
+    for (const steer of steers) {
+      const message = buildUserMessage(steer.content, steer.context, supportsImages);
+      const last = this.#messages.at(-1);
+      if (last?.role === "user") this.#messages[this.#messages.length - 1] = { role: "user", parts: [...last.parts, ...message.parts] };
+      else this.#messages.push(message);
+      this.#tally.addSteer(steer);
+    }
     this.publish();
   }
 

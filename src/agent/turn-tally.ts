@@ -1,6 +1,6 @@
 import type { ThinkingRecord } from "../domain/index.ts";
 import { addUsage, emptyUsage, type ModelMessage, type TokenUsage } from "../models/index.ts";
-import type { StopReason, ToolCallRecord, TurnInput, TurnRecord } from "./types.ts";
+import type { SteeredInput, SteerInput, StopReason, ToolCallRecord, TurnInput, TurnRecord } from "./types.ts";
 
 /**
  * Accumulates the record of one turn as it runs: assistant text and thinking of every
@@ -14,6 +14,7 @@ export class TurnTally {
   #thinking = "";
   #thinkingBlocks: ThinkingRecord[] = [];
   #toolCalls: ToolCallRecord[] = [];
+  #steered: SteeredInput[] = [];
   #usage: TokenUsage = emptyUsage();
   #compactions = 0;
 
@@ -49,6 +50,11 @@ export class TurnTally {
     this.#toolCalls.push(...records);
   }
 
+  /** A steered message, placed after the tool calls the turn made so far. */
+  addSteer(steer: SteerInput): void {
+    this.#steered.push({ ...steer, afterToolCalls: this.#toolCalls.length });
+  }
+
   addCompactions(n: number): void {
     this.#compactions += n;
   }
@@ -64,6 +70,7 @@ export class TurnTally {
       assistantThinking: this.#thinking,
       assistantThinkingBlocks: [...this.#thinkingBlocks],
       toolCalls: [...this.#toolCalls],
+      ...(this.#steered.length > 0 ? { steered: [...this.#steered] } : {}),
       usage: { ...this.#usage },
       stopReason,
       ...(error !== undefined ? { error } : {}),

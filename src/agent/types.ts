@@ -12,6 +12,7 @@ export type {
   PermissionOutcome,
   PermissionPolicy,
   PermissionRule,
+  SteeredInput,
   StopReason,
   ToolCallRecord,
   ToolOutcome,
@@ -50,6 +51,19 @@ export interface TurnInput {
   tools?: ClientTool[];
   /** Wins over the pending system context from `registerTools`. */
   systemContext?: string;
+  /**
+   * User messages that join this turn while it runs (§11 steer). The loop takes what waits
+   * before each model call, and once more before it ends: anything taken then gets one more
+   * call, so every message it takes is answered in this turn.
+   */
+  steers?: { take(): SteerInput[] };
+}
+
+/** A user message joining a running turn. */
+export interface SteerInput {
+  messageId: string;
+  content: string;
+  context: ContextBlock[];
 }
 
 export type ActivityState = "thinking" | "calling_tool" | "idle" | "waiting_approval";
@@ -101,6 +115,8 @@ export type AgentEvent =
    * `limits.toolResultEchoBytes` (`truncated`).
    */
   | { type: "tool_finished"; toolCallId: string; toolName: string; success: boolean; result: string; truncated: boolean; workerId?: string }
+  /** A steered message joined the turn: sent just before the model call that first sees it. */
+  | { type: "steered"; messageId: string; content: string; turnMessageId: string }
   /** The end of an approval wait (a refusal also gets its `tool_denied`). */
   | { type: "approval_resolved"; toolCallId: string; approved: boolean; reason?: ToolDeniedReason }
   /** One model call ended (also aborted or failed ones); `stopReason` is the provider's finish or how it ended. */

@@ -182,6 +182,7 @@ export const settings = {
     "SQLite durability: normal survives a process crash; full also a power loss (fsync per commit, slower)",
   ),
   detachGraceMs: setting("ROZ_DETACH_GRACE_MS", 600_000, int(0, 86_400_000), "how long a detached session stays resumable"),
+  maxQueuedInputs: setting("ROZ_MAX_QUEUED_INPUTS", 16, int(1, 10_000), "user messages that may wait in one session while a turn runs (queued or steered)"),
   eventRetention: setting("ROZ_EVENT_RETENTION", 10_000, int(0, 10_000_000), "session events kept per session for resume"),
   rateLimitPerMinute: setting("ROZ_RATE_LIMIT_PER_MINUTE", 600, int(0, 10_000_000), "REST requests per key per minute (0 = off)"),
   // A guard against runaway clients, not a quota: a client's test suite or a reconnect storm

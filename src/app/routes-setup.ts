@@ -18,7 +18,7 @@ import type { EventBus } from "../bus/index.ts";
 import type { SessionRouting } from "../cluster/index.ts";
 import type { ModelCatalog } from "../models/index.ts";
 import { conversationJson, type RpcAuthenticator } from "../rpc/index.ts";
-import type { ConversationControl, Principal, SessionRegistry } from "../session/index.ts";
+import { type ConversationControl, type Principal, type SessionRegistry, storedWaitingInputs } from "../session/index.ts";
 import type { Store } from "../store/index.ts";
 import type { Teams } from "../teams/index.ts";
 import { busReadiness } from "./bus-setup.ts";
@@ -113,13 +113,21 @@ export async function registerRestRoutes(app: FastifyInstance, setup: RestRoutes
         }),
       });
       await v1.register(environmentRoutes, { store, models });
-      await v1.register(sessionRoutes, { store, registry, conversationJson, ...(routing ? { endOnOwner: routing.endOnOwner } : {}) });
+      const waitingInputs = async (tenantId: string, sessionId: string) =>
+        registry.get(tenantId, sessionId)?.waitingInputs ?? storedWaitingInputs((await store.getResumableSession(tenantId, sessionId, Date.now()))?.state);
+      await v1.register(sessionRoutes, {
+        store,
+        registry,
+        conversationJson,
+        waitingInputs,
+        ...(routing ? { endOnOwner: routing.endOnOwner } : {}),
+      });
       const control = {
         fork: conversation.fork.bind(conversation),
         rollback: (principal: Principal, id: string, turns: number) =>
           conversation.rollback(principal, id, turns, routing && ((node) => routing.rollbackOnOwner(principal, id, node, turns))),
       };
-      await v1.register(conversationRoutes, { control, store, registry });
+      await v1.register(conversationRoutes, { control, store, registry, waitingInputs });
       await v1.register(taskRoutes, { teams });
       await v1.register(keyRoutes, { store, onKeyCreated: () => authenticator.keysChanged(), onKeyRevoked: (keyId) => authenticator.keyRevoked(keyId) });
     },

@@ -66,6 +66,7 @@ export function createSessions(setup: SessionsSetup): Sessions {
     defaultMaxContextTokens: config.maxContextTokens,
     keepaliveIntervalMs: config.keepaliveIntervalMs,
     detachGraceMs: config.detachGraceMs,
+    maxWaitingInputs: config.maxQueuedInputs,
     log: setup.log,
     metrics: metrics.session,
     allowSessionStart: (principal) => setup.rateLimits.allowSessionStart(principal),

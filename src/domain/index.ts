@@ -12,6 +12,7 @@ export type {
   AgentMode,
   ContextBlock,
   PermissionOutcome,
+  SteeredInput,
   StopReason,
   ThinkingRecord,
   ToolCallRecord,

@@ -46,6 +46,15 @@ export interface ThinkingRecord {
   toolUse: boolean;
 }
 
+/** A user message that joined a running turn (§11 steer), where it joined. */
+export interface SteeredInput {
+  messageId: string;
+  content: string;
+  context: ContextBlock[];
+  /** How many of the turn's tool calls came before it: the model saw it after their results. */
+  afterToolCalls: number;
+}
+
 /** Everything that happened in one turn, handed to persistence once the turn ends. */
 export interface TurnRecord {
   messageId: string;
@@ -58,6 +67,8 @@ export interface TurnRecord {
   /** The thinking of each model call in order, with its signature, for sending back. */
   assistantThinkingBlocks: ThinkingRecord[];
   toolCalls: ToolCallRecord[];
+  /** Messages that joined the turn while it ran, in order; absent when none did. */
+  steered?: SteeredInput[];
   usage: TokenUsage;
   stopReason: StopReason;
   error?: { code: "model_error" | "agent_error" | "interrupted"; message: string; retryable: boolean };

@@ -137,6 +137,7 @@ function payloadsOf(event: SessionEvent): TypedEvent[] | undefined {
       return [{ case: "toolCallFinished", value: { callId: event.toolCallId, toolName: event.toolName, resultSummary: event.result } }];
     // Upstream has no input or rollback events: envelope streams get nothing for them.
     case "input_update":
+    case "steered":
       return [];
     case "keepalive":
     case "pong":

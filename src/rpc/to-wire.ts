@@ -39,6 +39,20 @@ const INPUT_STATES: Record<InputState, PbInputState> = {
   dropped: PbInputState.DROPPED,
 };
 
+function inputUpdate(update: Omit<Extract<SessionEvent, { type: "input_update" }>, "type">): ResponseCase {
+  return {
+    case: "inputUpdate",
+    value: {
+      $typeName: "roz.v1.InputUpdate",
+      messageId: update.messageId,
+      state: INPUT_STATES[update.state],
+      queuePosition: u32(update.queuePosition ?? 0),
+      content: update.content ?? "",
+      turnMessageId: update.turnMessageId ?? "",
+    },
+  };
+}
+
 function responseOf(event: SessionEvent): ResponseCase {
   switch (event.type) {
     case "session_started":
@@ -66,17 +80,9 @@ function responseOf(event: SessionEvent): ResponseCase {
     case "team_started":
       return { case: "teamStarted", value: { $typeName: "roz.v1.TeamStarted", taskId: event.taskId } };
     case "input_update":
-      return {
-        case: "inputUpdate",
-        value: {
-          $typeName: "roz.v1.InputUpdate",
-          messageId: event.messageId,
-          state: INPUT_STATES[event.state],
-          queuePosition: u32(event.queuePosition ?? 0),
-          content: event.content ?? "",
-          turnMessageId: event.turnMessageId ?? "",
-        },
-      };
+      return inputUpdate(event);
+    case "steered":
+      return inputUpdate({ ...event, state: "steered" });
     case "rolled_back":
       return { case: "rolledBack", value: { $typeName: "roz.v1.RolledBack", turns: u32(event.turns), remainingTurns: u32(event.remainingTurns) } };
     case "tool_finished":

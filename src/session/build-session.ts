@@ -4,6 +4,7 @@ import type { Principal, SessionDeps } from "./ports.ts";
 import { Session } from "./session.ts";
 import type { SessionRegistry } from "./session-registry.ts";
 import type { RunningTurnInfo, SessionOrigin } from "./snapshot.ts";
+import type { WaitingInput } from "./waiting-inputs.ts";
 
 /** What a session is built from: a new one (start) or one rebuilt from its stored state. */
 export interface SessionBuild {
@@ -20,6 +21,8 @@ export interface SessionBuild {
   lastTurn?: number;
   /** For a session rebuilt after a crash: the turn that was running then. */
   cutTurn?: RunningTurnInfo;
+  /** For a session rebuilt from the store: the user messages that waited. */
+  waitingInputs?: readonly WaitingInput[];
 }
 
 /**
@@ -62,6 +65,7 @@ export function buildSession(deps: SessionDeps, registry: SessionRegistry, build
     ...(build.lastSeq !== undefined ? { lastSeq: build.lastSeq } : {}),
     ...(build.lastTurn !== undefined ? { lastTurn: build.lastTurn } : {}),
     ...(build.cutTurn ? { cutTurn: build.cutTurn } : {}),
+    ...(build.waitingInputs ? { waitingInputs: build.waitingInputs } : {}),
     ...(extension ? { extension } : {}),
   });
   return session;

@@ -12,10 +12,10 @@ import type { SessionErrorCode } from "./types.ts";
 export class ClientAnswers {
   readonly #agent: Agent;
   readonly #waits: ClientWaits;
-  readonly #error: (code: SessionErrorCode, message: string) => void;
+  readonly #error: (code: SessionErrorCode, message: string, requestId: string) => void;
   readonly #routes = new Map<string, ClientAnswerRoute>();
 
-  constructor(agent: Agent, waits: ClientWaits, error: (code: SessionErrorCode, message: string) => void) {
+  constructor(agent: Agent, waits: ClientWaits, error: (code: SessionErrorCode, message: string, requestId: string) => void) {
     this.#agent = agent;
     this.#waits = waits;
     this.#error = error;
@@ -32,8 +32,8 @@ export class ClientAnswers {
   submitToolResult(toolCallId: string, outcome: ToolOutcome): void {
     let delivery: Delivery = this.#agent.submitToolResult(toolCallId, outcome);
     if (delivery !== "accepted" && this.#routes.get(toolCallId)?.result(outcome) === true) delivery = "accepted";
-    if (delivery === "no_active_turn") return this.#error("no_active_turn", "no turn is running");
-    if (delivery === "unknown") return this.#error("unknown_tool_call", `no open tool call "${toolCallId}"`);
+    if (delivery === "no_active_turn") return this.#error("no_active_turn", "no turn is running", toolCallId);
+    if (delivery === "unknown") return this.#error("unknown_tool_call", `no open tool call "${toolCallId}"`, toolCallId);
     this.#waits.answered("tool", toolCallId);
   }
 
@@ -41,8 +41,8 @@ export class ClientAnswers {
   decidePermission(toolCallId: string, approved: boolean, modifier?: JsonObject): void {
     let delivery: Delivery = this.#agent.decidePermission(toolCallId, approved, modifier);
     if (delivery !== "accepted" && this.#routes.get(toolCallId)?.decide(approved) === true) delivery = "accepted";
-    if (delivery === "no_active_turn") return this.#error("no_active_turn", "no turn is running");
-    if (delivery === "unknown") return this.#error("unknown_tool_call", `no tool call "${toolCallId}" is waiting for approval`);
+    if (delivery === "no_active_turn") return this.#error("no_active_turn", "no turn is running", toolCallId);
+    if (delivery === "unknown") return this.#error("unknown_tool_call", `no tool call "${toolCallId}" is waiting for approval`, toolCallId);
     this.#waits.answered("approval", toolCallId);
   }
 }

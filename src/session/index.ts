@@ -12,3 +12,5 @@ export type * from "./types.ts";
 export { isUuid } from "./uuid.ts";
 export { StreamSlots } from "./stream-slots.ts";
 export { storePersistence } from "./store-persistence.ts";
+export { storedWaitingInputs } from "./stored-inputs.ts";
+export type { WaitingInputView } from "./waiting-inputs.ts";

@@ -5,6 +5,7 @@ import type { SessionDeps, SessionExtension, SessionStatus } from "./ports.ts";
 import type { Sequencer } from "./sequencer.ts";
 import type { StoreWriter } from "./store-writer.ts";
 import type { TurnRunner } from "./turn-runner.ts";
+import type { UserInputs } from "./user-inputs.ts";
 
 export type EndStatus = Exclude<SessionStatus, "active" | "detached">;
 
@@ -18,6 +19,7 @@ export interface LifecycleInit {
   sequencer: Sequencer;
   writer: StoreWriter;
   turns: TurnRunner;
+  inputs: UserInputs;
   extension: SessionExtension | undefined;
   /** Ends the session through its registry, which forgets it once the end is stored. */
   end: (status: EndStatus, reason: string) => Promise<void>;
@@ -57,9 +59,9 @@ export class Lifecycle {
 
   /**
    * Detaches a stream. `closed` (a half-close): when it was the last attached stream, the
-   * session ends as `completed` once its running turn has (cancelled if it waits for the
-   * client, whose answers can no longer come); the stream stays attached until then, so it
-   * sees the end of the turn. `broken` (a transport break): with no stream left the session
+   * session ends as `completed` once its running turn and the turns of its waiting messages
+   * have (cancelled if they wait for the client, whose answers can no longer come); the
+   * stream stays attached until then, so it sees the end of those turns. `broken` (a transport break): with no stream left the session
    * is `detached` and waits `detachGraceMs` for one to come back.
    */
   async detach(attachment: Attachment, how: "closed" | "broken"): Promise<void> {
@@ -67,7 +69,7 @@ export class Lifecycle {
     if (!streams.has(attachment)) return;
     if (how === "closed" && streams.size === 1 && this.#ending === undefined) {
       waits.inputClosed = true;
-      await turns.idle();
+      await turns.settled();
       if (streams.has(attachment) && streams.size === 1) {
         await this.#init.end("completed", "client closed the stream");
         return;
@@ -140,6 +142,8 @@ export class Lifecycle {
     } catch (err) {
       deps.log.error({ err, sessionId }, "session extension failed at the end");
     }
+    // Waiting messages are told they were dropped before the end (no turn starts once ending).
+    this.#init.inputs.dropAll();
     agent.cancelTurn(reason);
     await turns.idle();
     this.#init.sequencer.emit({ type: "session_completed", status, reason, usage: turns.usage, turns: turns.turns });

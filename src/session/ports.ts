@@ -136,6 +136,8 @@ export interface SessionDeps {
   defaultMaxContextTokens: number;
   keepaliveIntervalMs: number;
   detachGraceMs: number;
+  /** User messages that may wait in one session (queued, steers not yet seen, interrupts): ROZ_MAX_QUEUED_INPUTS. */
+  maxWaitingInputs: number;
   log: SessionLogger;
   metrics: SessionMetrics;
   /** Encodes a kept response once: the same bytes go to the event log, the store and binary wires. */

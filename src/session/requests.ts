@@ -5,9 +5,11 @@ import { toRozError } from "../errors/index.ts";
 import type { ClientAnswers } from "./client-answers.ts";
 import { sessionErrorOf } from "./error-codes.ts";
 import type { SessionDeps } from "./ports.ts";
+import type { Rollbacks } from "./rollback.ts";
 import type { StoreWriter } from "./store-writer.ts";
 import type { TurnRunner } from "./turn-runner.ts";
 import type { SessionCommand, SessionErrorCode } from "./types.ts";
+import type { UserInputs } from "./user-inputs.ts";
 
 /** Why a command carries more tools than one request (or, for start, a session) may; undefined when it does not. */
 export function toolCapProblem(command: SessionCommand, limits: AgentLimits): string | undefined {
@@ -27,14 +29,15 @@ export interface SessionRequestsInit {
   agent: Agent;
   deps: Pick<SessionDeps, "limits" | "log" | "persistence">;
   turns: TurnRunner;
+  inputs: UserInputs;
   answers: ClientAnswers;
   writer: StoreWriter;
-  /** A non-fatal in-band error for every attached stream. */
-  error: (code: SessionErrorCode, message: string) => void;
+  /** A non-fatal in-band error for every attached stream; `requestId` names the request it answers. */
+  error: (code: SessionErrorCode, message: string, requestId?: string) => void;
   /** Ends the session as `cancelled` (cancel_session). */
   cancel: (reason: string) => Promise<void>;
-  /** Rolls back the last turns and tells every attached stream (see `Session.rollback`). */
-  rollback: (turns: number) => Promise<unknown>;
+  /** Rolls back the last turns and tells every attached stream. */
+  rollbacks: Pick<Rollbacks, "run">;
 }
 
 /** What a started session does with each client request (§1–§4), from any attached stream or from SendToSession. */
@@ -46,25 +49,26 @@ export class SessionRequests {
   }
 
   async handle(command: Exclude<SessionCommand, { type: "ping" }>): Promise<void> {
-    const { agent, turns, answers, error } = this.#init;
+    const { agent, turns, inputs, answers, error } = this.#init;
     await turns.recordCutTurn();
     const tooMany = toolCapProblem(command, this.#init.deps.limits);
-    if (tooMany !== undefined && command.type !== "start") return error("invalid_argument", tooMany);
+    if (tooMany !== undefined && command.type !== "start")
+      return error("invalid_argument", tooMany, command.type === "user_message" ? command.messageId : undefined);
     switch (command.type) {
       case "start":
         return error("already_started", "the session has already started");
       case "resume":
         return error("already_started", "this stream is already attached to a session");
       case "user_message": {
-        if (turns.running) return error("turn_in_progress", "a turn is already running; wait for turn_complete or cancel it");
         const mode = toAgentMode(command.aiMode) ?? this.#unknownMode(command.aiMode);
-        turns.start({
+        inputs.submit({
           messageId: command.messageId || randomUUID(),
           content: command.content,
           context: command.context,
           mode,
           ...(command.tools ? { tools: command.tools } : {}),
           ...(command.systemContext !== undefined ? { systemContext: command.systemContext } : {}),
+          ...(command.delivery !== undefined ? { delivery: command.delivery } : {}),
         });
         return;
       }
@@ -73,6 +77,7 @@ export class SessionRequests {
       case "permission_decision":
         return answers.decidePermission(command.toolCallId, command.approved, command.modifier);
       case "cancel_turn":
+        if (command.clearQueue) inputs.dropAll();
         agent.cancelTurn(command.reason || "cancelled by client");
         return;
       case "cancel_session":
@@ -87,7 +92,7 @@ export class SessionRequests {
         if (!turns.running) this.#init.writer.storeState();
         return;
       case "rollback":
-        return this.#init.rollback(command.turns).then(
+        return this.#init.rollbacks.run(command.turns).then(
           () => undefined,
           (err: unknown) => {
             const { code, message } = sessionErrorOf(toRozError(err));

@@ -87,6 +87,7 @@ export class SessionDirectory {
       lastSeq: Math.max(stored.lastSeq, snapshot.lastSeq),
       lastTurn: snapshot.lastTurn ?? stored.turnCount ?? 0,
       ...(snapshot.runningTurn ? { cutTurn: snapshot.runningTurn } : {}),
+      ...(snapshot.waitingInputs ? { waitingInputs: snapshot.waitingInputs } : {}),
     });
     this.#registry.add(session);
     // Detached until a stream attaches (the caller's, normally at once), so it cannot linger.

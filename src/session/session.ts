@@ -14,6 +14,8 @@ import type { RunningTurnInfo, SessionOrigin } from "./snapshot.ts";
 import { StoreWriter } from "./store-writer.ts";
 import { TurnRunner } from "./turn-runner.ts";
 import type { LoggedEvent, SessionCommand, SessionErrorCode, SessionEvent } from "./types.ts";
+import { UserInputs } from "./user-inputs.ts";
+import type { WaitingInput, WaitingInputView } from "./waiting-inputs.ts";
 
 export type { Attachment } from "./fan-out.ts";
 export type { EndStatus } from "./lifecycle.ts";
@@ -53,6 +55,7 @@ export class Session {
   readonly #requests: SessionRequests;
   readonly #lifecycle: Lifecycle;
   readonly #rollbacks: Rollbacks;
+  readonly #inputs: UserInputs;
 
   constructor(init: {
     id: string;
@@ -69,6 +72,8 @@ export class Session {
     cutTurn?: RunningTurnInfo;
     /** For a session rebuilt from the store or a fork: the number of its last turn. */
     lastTurn?: number;
+    /** For a session rebuilt from the store: the user messages that waited. */
+    waitingInputs?: readonly WaitingInput[];
     /** Server tools and end hooks (teams), built with the agent. */
     extension?: SessionExtension;
   }) {
@@ -107,6 +112,7 @@ export class Session {
       turnRunning: () => this.#turns.running,
       lastSeq: () => this.#sequencer.lastSeq,
       lastTurn: () => this.#turns.lastTurn,
+      waitingInputs: () => this.#inputs.all(),
     });
     const ending = (): boolean => this.#lifecycle.ending !== undefined;
     const sequencer = this.#sequencer;
@@ -119,18 +125,24 @@ export class Session {
       ending,
       ...(init.cutTurn ? { cutTurn: init.cutTurn } : {}),
       ...(init.lastTurn !== undefined ? { lastTurn: init.lastTurn } : {}),
+      ended: () => this.#inputs.resume(),
     });
-    const error = (code: SessionErrorCode, message: string): void => this.#error(code, message);
-    this.#answers = new ClientAnswers(agent, this.#waits, error);
-    const common = { sessionId: id, tenantId, agent, deps, turns: this.#turns, writer: this.#writer };
-    this.#requests = new SessionRequests({
-      ...common,
-      answers: this.#answers,
+    const error = (code: SessionErrorCode, message: string, requestId?: string): void => this.#error(code, message, requestId);
+    this.#inputs = new UserInputs({
+      agent,
+      turns: this.#turns,
+      writer: this.#writer,
+      emit: (event) => this.emit(event),
       error,
-      cancel: (reason) => registry.end(this, "cancelled", reason),
-      rollback: (turns) => this.rollback(turns),
+      maxWaiting: deps.maxWaitingInputs,
+      ending,
+      ...(init.waitingInputs ? { restored: init.waitingInputs } : {}),
     });
-    this.#rollbacks = new Rollbacks({ ...common, origin: init.origin, ending, emit: (event) => this.emit(event) });
+    this.#answers = new ClientAnswers(agent, this.#waits, error);
+    const common = { sessionId: id, tenantId, agent, deps, turns: this.#turns, writer: this.#writer, inputs: this.#inputs };
+    const rollbacks = new Rollbacks({ ...common, origin: init.origin, ending, emit: (event) => this.emit(event) });
+    this.#rollbacks = rollbacks;
+    this.#requests = new SessionRequests({ ...common, answers: this.#answers, error, rollbacks, cancel: (reason) => registry.end(this, "cancelled", reason) });
     this.#lifecycle = new Lifecycle({
       ...common,
       streams: this.#streams,
@@ -163,6 +175,11 @@ export class Session {
     return this.#streams.size;
   }
 
+  /** The user messages that wait (REST `queued_inputs`). */
+  get waitingInputs(): WaitingInputView[] {
+    return this.#inputs.view();
+  }
+
   /** Resolves when the running turn (if any) has ended. */
   idle(): Promise<void> {
     return this.#turns.idle();
@@ -191,8 +208,9 @@ export class Session {
     if (afterSeq === undefined) return { resent: [], memory: [] };
     const resent = this.#waits.resent(this.agent.openClientWaits(), afterSeq);
     const from = this.#log.completeFrom;
-    // After the plan, so that the record of a cut turn reaches this stream live.
+    // After the plan, so that the record of a cut turn (and the turn a waiting message starts) reaches this stream live.
     if (this.#turns.hasCutTurn) setImmediate(() => void this.#turns.recordCutTurn());
+    else setImmediate(() => this.#inputs.resume());
     return {
       resent,
       ...(afterSeq + 1 < from ? { stored: { afterSeq, beforeSeq: from } } : {}),
@@ -270,9 +288,9 @@ export class Session {
     return this.#lifecycle.end(status, reason);
   }
 
-  /** A non-fatal in-band error for every attached stream. */
-  #error(code: SessionErrorCode, message: string): void {
+  /** A non-fatal in-band error for every attached stream; `requestId` names the request it answers. */
+  #error(code: SessionErrorCode, message: string, requestId?: string): void {
     this.#deps.metrics.error(code);
-    this.emit(inBandError(code, message));
+    this.emit({ ...inBandError(code, message), ...(requestId ? { requestId } : {}) });
   }
 }

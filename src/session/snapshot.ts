@@ -1,6 +1,7 @@
 import type { ClientTool, PermissionRule } from "../agent/index.ts";
 import { sharedJson, TextParts } from "../domain/index.ts";
 import type { ModelMessage } from "../models/index.ts";
+import type { WaitingInput } from "./waiting-inputs.ts";
 
 /**
  * Everything needed to continue a session in another process: what the agent was built
@@ -27,6 +28,8 @@ export interface SessionSnapshot {
   lastTurn?: number;
   /** The conversation the session started with (`StartSession.history`, or a fork's copy): a rollback rebuilds from it. */
   startHistory?: readonly ModelMessage[];
+  /** User messages that waited (queued, steers not yet seen, interrupts), in the order they are taken. */
+  waitingInputs?: WaitingInput[];
 }
 
 /** What is known of a running turn before it ends: enough to record it as interrupted. */

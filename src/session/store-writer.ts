@@ -4,6 +4,7 @@ import type { EventLog } from "./event-log.ts";
 import type { SessionDeps, SessionStatus } from "./ports.ts";
 import { encodeSnapshot, type RunningTurnInfo, type SessionOrigin } from "./snapshot.ts";
 import type { LoggedEvent } from "./types.ts";
+import type { WaitingInput } from "./waiting-inputs.ts";
 
 /** What a session's writes need to know of it. */
 export interface StoreWriterInit {
@@ -20,6 +21,8 @@ export interface StoreWriterInit {
   lastSeq: () => number;
   /** The number of the last turn started. */
   lastTurn: () => number;
+  /** The user messages that wait (stored with the state). */
+  waitingInputs: () => WaitingInput[];
 }
 
 /**
@@ -132,6 +135,7 @@ export class StoreWriter {
   #snapshot(lastSeq: number): Promise<TextParts> {
     const { model, origin, agent } = this.#init;
     const running = this.#init.running();
+    const waiting = this.#init.waitingInputs();
     return encodeSnapshot({
       version: 1,
       model,
@@ -142,6 +146,7 @@ export class StoreWriter {
       lastSeq,
       lastTurn: this.#init.lastTurn(),
       ...(running ? { runningTurn: running } : {}),
+      ...(waiting.length > 0 ? { waitingInputs: waiting } : {}),
     });
   }
 }

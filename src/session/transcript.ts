@@ -6,7 +6,8 @@ import type { StoredTurn } from "../store/index.ts";
  * A stored transcript as a conversation a client can paste into `StartSession.history`.
  * Per turn: the user message (as the agent built it), then — when tools ran — an assistant
  * message with the tool calls and a user message with their results (an error result for a
- * call that got none), then the assistant's text. The record keeps the text of all model
+ * call that got none), split where messages were steered in (each after the results before
+ * it), then the assistant's text. The record keeps the text of all model
  * calls of a turn together, so it comes after the tool results. Thinking keeps its
  * signature (providers reject signed thinking sent back altered or unsigned) and its place:
  * that of the calls which asked for tools before the tool uses, the rest before the text.
@@ -23,30 +24,38 @@ export function conversationOf(turns: readonly StoredTurn[]): ModelMessage[] {
   for (const turn of turns) {
     push(buildUserMessage(turn.userContent, turn.userContext, true));
     const thinking = thinkingOf(turn);
-    if (turn.toolCalls.length > 0) {
-      push({
-        role: "assistant",
-        parts: [...thinking.toolUse, ...turn.toolCalls.map((c): ModelPart => ({ type: "tool_use", id: c.id, name: c.name, input: c.parameters }))],
-      });
-      push({
-        role: "user",
-        parts: turn.toolCalls.map(
-          (c): ModelPart => ({
-            type: "tool_result",
-            toolUseId: c.id,
-            name: c.name,
-            content: c.outcome?.result ?? c.error ?? missingResultText,
-            isError: c.outcome ? !c.outcome.success : true,
-          }),
-        ),
-      });
-      if (turn.assistantText !== "") push({ role: "assistant", parts: [...thinking.answer, { type: "text", text: turn.assistantText }] });
-    } else if (turn.assistantText !== "") {
-      push({ role: "assistant", parts: [...thinking.toolUse, ...thinking.answer, { type: "text", text: turn.assistantText }] });
+    // Tool calls in stretches between the messages steered in (each after the results it followed).
+    let done = 0;
+    const callsThrough = (end: number): void => {
+      if (end <= done) return;
+      const calls = turn.toolCalls.slice(done, end);
+      push({ role: "assistant", parts: [...(done === 0 ? thinking.toolUse : []), ...calls.map(toolUseOf)] });
+      push({ role: "user", parts: calls.map(toolResultOf) });
+      done = end;
+    };
+    for (const steer of turn.steered ?? []) {
+      callsThrough(steer.afterToolCalls);
+      push(buildUserMessage(steer.content, steer.context, true));
+    }
+    callsThrough(turn.toolCalls.length);
+    if (turn.assistantText !== "") {
+      push({ role: "assistant", parts: [...(done === 0 ? thinking.toolUse : []), ...thinking.answer, { type: "text", text: turn.assistantText }] });
     }
   }
   return messages;
 }
+
+type ToolCall = StoredTurn["toolCalls"][number];
+
+const toolUseOf = (c: ToolCall): ModelPart => ({ type: "tool_use", id: c.id, name: c.name, input: c.parameters });
+
+const toolResultOf = (c: ToolCall): ModelPart => ({
+  type: "tool_result",
+  toolUseId: c.id,
+  name: c.name,
+  content: c.outcome?.result ?? c.error ?? missingResultText,
+  isError: c.outcome ? !c.outcome.success : true,
+});
 
 type ThinkingPart = Extract<ModelPart, { type: "thinking" }>;
 

@@ -24,6 +24,7 @@ export class TurnRunner {
   readonly #deps: Pick<SessionDeps, "log" | "metrics">;
   /** Whether the session is ending (or leaving this process): a cut turn is then not recorded here. */
   readonly #ending: () => boolean;
+  readonly #ended: () => void;
   #turn: Promise<void> | undefined;
   /** Turns started so far (in this process). */
   #turns = 0;
@@ -52,6 +53,8 @@ export class TurnRunner {
     cutTurn?: RunningTurnInfo;
     /** The number of the session's last turn before this process (0 for a new session). */
     lastTurn?: number;
+    /** After each turn has ended (its turn_complete delivered): the next waiting message may start. */
+    ended?: () => void;
   }) {
     this.#sessionId = init.sessionId;
     this.#agent = init.agent;
@@ -61,6 +64,7 @@ export class TurnRunner {
     this.#ending = init.ending;
     this.#cutTurn = init.cutTurn;
     this.#lastTurn = init.lastTurn ?? 0;
+    this.#ended = init.ended ?? (() => {});
   }
 
   get running(): boolean {
@@ -94,6 +98,11 @@ export class TurnRunner {
     await this.#turn;
   }
 
+  /** Resolves once no turn runs, also after the turns that waiting messages start one after another. */
+  async settled(): Promise<void> {
+    while (this.#turn !== undefined) await this.#turn;
+  }
+
   /** Starts a turn; the caller checked that none is running. */
   start(input: TurnInput): void {
     const turn = this.#number();
@@ -121,6 +130,7 @@ export class TurnRunner {
     const turn = run.finally(() => {
       this.#turn = undefined;
       this.#sequencer.turnIndex = undefined;
+      this.#ended();
     });
     this.#turn = turn;
     return turn;
@@ -132,6 +142,8 @@ export class TurnRunner {
         if (event.type === "error") this.#deps.metrics.error(event.code);
         if (event.type === "turn_complete") await this.#complete(this.#interrupting ? this.#asInterrupted(event) : event);
         else this.#sequencer.emit(event);
+        // The model saw a steered message: the state now stored holds it in the history, not as waiting.
+        if (event.type === "steered") this.#writer.storeState();
       }
     } catch (err) {
       // The agent guarantees a turn_complete; reaching here is a bug worth a log line.

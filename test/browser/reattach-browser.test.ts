@@ -1,37 +1,13 @@
 // A real browser (headless Chromium via playwright-core) on ANOTHER origin runs a whole
 // session with @connectrpc/connect-web (Connect and gRPC-Web): a client-side tool, a reload
 // in the middle (re-attaching from the last seq kept in sessionStorage), and an approval.
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
+import type { Server } from "node:http";
 import type { Browser } from "playwright-core";
 import { haveChromium, launchChromium } from "../support/chromium.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { request } from "../rest/support.ts";
 import { startServer, type TestServer } from "../support/server.ts";
-
-/** The fixture page and its bundle, served by a tiny HTTP server of its own (its own origin). */
-async function serveFixture(): Promise<{ server: Server; origin: string }> {
-  const bundle = await build({
-    entryPoints: [fileURLToPath(new URL("./fixture/session-page.ts", import.meta.url))],
-    bundle: true,
-    write: false,
-    format: "esm",
-    platform: "browser",
-    target: "es2022",
-    logLevel: "silent",
-  });
-  const script = bundle.outputFiles[0]!.text;
-  const html = `<!doctype html><meta charset="utf-8"><title>roz session</title><script type="module" src="/page.js"></script>`;
-  const server = createServer((req, res) => {
-    if (req.url?.startsWith("/page.js")) res.writeHead(200, { "content-type": "text/javascript" }).end(script);
-    else if (req.url === "/favicon.ico") res.writeHead(404).end();
-    else res.writeHead(200, { "content-type": "text/html" }).end(html);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
-}
+import { serveFixture } from "./fixture/serve.ts";
 
 const maybe = haveChromium ? describe : describe.skip;
 
@@ -40,7 +16,7 @@ maybe("a browser on another origin holds a session over AttachSession + SendToSe
   let roz: TestServer;
   let browser: Browser;
   beforeAll(async () => {
-    fixture = await serveFixture();
+    fixture = await serveFixture("session-page.ts");
     roz = await startServer({
       ROZ_CORS_ORIGINS: fixture.origin,
       ROZ_KEEPALIVE_INTERVAL_MS: "3600000",

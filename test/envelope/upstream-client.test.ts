@@ -292,7 +292,7 @@ describe("formats side by side", () => {
     expect(flatSeen.map((r) => Number(r.seq))).toEqual(flatSeen.map((_, i) => i + 1));
     const kinds = flatSeen.map((r) => r.response);
     expect(kinds[0]).toBe("session_started");
-    expect(new Set(kinds)).toEqual(new Set(["session_started", "activity_update", "text_delta", "tool_request", "turn_complete"]));
+    expect(new Set(kinds)).toEqual(new Set(["session_started", "input_update", "activity_update", "text_delta", "tool_request", "turn_complete"]));
   });
 
   it("both: every event's flat response, then its envelopes, all with the event's seq", async () => {
@@ -310,8 +310,10 @@ describe("formats side by side", () => {
     }
     expect([...bySeq.keys()].map(Number)).toEqual([...bySeq.keys()].map((_, i) => i + 1));
     expect(bySeq.get("1")).toEqual(["session_started", "session_started"]);
+    // The message that opens the turn is told flat only (upstream has no input events).
+    expect(bySeq.get("2")).toEqual(["input_update"]);
     // The turn's first event also opens it in the envelope.
-    expect(bySeq.get("2")).toEqual(["activity_update", "turn_started", "activity_changed"]);
+    expect(bySeq.get("3")).toEqual(["activity_update", "turn_started", "activity_changed"]);
     const values = [...bySeq.values()];
     // A model call's figures take no seq of their own: they follow the event before them.
     expect(values.some((v) => v.includes("model_call") && v[0] !== "model_call")).toBe(true);

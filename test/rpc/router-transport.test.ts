@@ -27,6 +27,7 @@ function inProcess(authenticate: RpcAuthenticator = async () => ({ tenantId: "ac
     defaultMaxContextTokens: 200_000,
     keepaliveIntervalMs: 3_600_000,
     detachGraceMs: 1000,
+    maxWaitingInputs: 16,
     log: silent,
     metrics: { sessionStatus() {}, turnCompleted() {}, error() {} },
     allowSessionStart: () => true,

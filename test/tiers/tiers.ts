@@ -48,6 +48,7 @@ export const tiers: readonly Tier[] = [
       "test/session/async-queue.test.ts",
       "test/session/cancel.test.ts",
       "test/session/context.test.ts",
+      "test/session/conversation-control.test.ts",
       "test/session/deltas.test.ts",
       "test/session/fork.test.ts",
       "test/session/leak.test.ts",
@@ -112,11 +113,17 @@ export const tiers: readonly Tier[] = [
     holds: "several roz processes behind HAProxy on NATS and PostgreSQL (one shared topology, test/support/cluster.ts)",
     include: ["test/cluster/**/*.test.ts"],
   },
+  {
+    name: "image",
+    holds: "the image built from the Dockerfile and docker-compose.yml run on podman (base images made by deploy/test/)",
+    include: ["test/image/**/*.test.ts"],
+  },
 ];
 
 /** The session suites of spec §1–§4 that run again on provider `anthropic`, with the fast tier. */
 export const onEveryProvider = [
   "test/session/cancel.test.ts",
+  "test/session/conversation-control.test.ts",
   "test/session/deltas.test.ts",
   "test/session/lifecycle.test.ts",
   "test/session/permissions.test.ts",

@@ -1,4 +1,4 @@
-import type { ContextBlock, JsonObject, StoredText, ThinkingRecord, ToolCallRecord, TurnRecord } from "../../domain/index.ts";
+import type { ContextBlock, JsonObject, SteeredInput, StoredText, ThinkingRecord, ToolCallRecord, TurnRecord } from "../../domain/index.ts";
 import type { NewSessionEvent, StoredTurn, TranscriptStore, TurnOrigin } from "../types.ts";
 import type { SqlRow, SqlValue } from "./database.ts";
 import type { StoreContext } from "./context.ts";
@@ -11,6 +11,11 @@ import { ownsSession } from "./sessions.ts";
 type StoredBlock = { label?: string; text: string } | { label?: string; mimeType: string; data: string };
 
 const storeBlock = (b: ContextBlock): StoredBlock => ("text" in b ? b : { label: b.label, mimeType: b.mimeType, data: Buffer.from(b.data).toString("base64") });
+
+type StoredSteer = Omit<SteeredInput, "context"> & { context: StoredBlock[] };
+
+const storeSteer = (s: SteeredInput): StoredSteer => ({ ...s, context: s.context.map(storeBlock) });
+const loadSteer = (s: StoredSteer): SteeredInput => ({ ...s, context: s.context.map(loadBlock) });
 
 function loadBlock(b: StoredBlock): ContextBlock {
   if ("text" in b) return b;
@@ -101,6 +106,8 @@ function turnOf(row: SqlRow, toolCalls: ToolCallRecord[]): StoredTurn {
   const error = opt(row.error as string | null);
   if (error !== undefined) turn.error = fromJson<NonNullable<TurnRecord["error"]>>(error);
   if (row.forked_from_session !== null) turn.forkedFrom = { sessionId: String(row.forked_from_session), turn: Number(row.forked_from_turn) };
+  const steered = fromJson<StoredSteer[]>(row.steered ?? "[]");
+  if (steered.length > 0) turn.steered = steered.map(loadSteer);
   return turn;
 }
 
@@ -132,6 +139,7 @@ const TURN_FIELDS = [
   ["rolled_back", "smallint"],
   ["forked_from_session", "text"],
   ["forked_from_turn", "integer"],
+  ["steered", "text"],
 ] as const;
 export const TURN_COLUMNS = ["session_id", "seq", ...TURN_FIELDS.map(([name]) => name)];
 
@@ -161,6 +169,7 @@ export function turnValues(record: TurnRecord, at: number, state: StoredText | u
       record.rolledBack ? 1 : 0,
       origin?.sessionId,
       origin?.turn,
+      toJson((record.steered ?? []).map(storeSteer)),
     ],
   };
 }

@@ -16,7 +16,8 @@ import { request } from "../../rest/support.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "../../support/fake-openai/index.ts";
 import { type SpawnedServer, spawnServer } from "../../support/server.ts";
 import { type SessionClient, type SessionClientFactory, sessionClientFactory } from "../../support/session-client.ts";
-import { caseOf, readTurn, rq, startSession, turnCompleteOf, responseValue } from "../../support/session-protocol.ts";
+import { caseOf, readTurn, rq, startSession, tool, turnCompleteOf, responseValue, valuesOf } from "../../support/session-protocol.ts";
+import { InputDelivery, InputState } from "../../../src/gen/roz/v1/agent_pb.js";
 import type { DurabilityBackend } from "./backend.ts";
 
 const MODEL = "openai/fake-model";
@@ -182,6 +183,62 @@ export function defineRestartSuite(name: string, makeBackend: () => Promise<Dura
         ["m2", "error", "interrupted"],
         ["m3", "end_turn", undefined],
       ]);
+      b.end();
+      expect((await b.status).code).toBe(0);
+      expect((await server.stop("SIGTERM")).code).toBe(0);
+    }, 90_000);
+
+    it("a steered message not yet seen and a queue of two survive a SIGKILL: after the re-attach each runs once, in order", async () => {
+      let server = await spawn();
+      const a = open(server.url);
+      const { sessionId } = await startSession(a, { model: MODEL, tools: [tool("wait_here")] });
+      const before = fake.requests.length;
+      fake.plan(
+        { toolCalls: [{ id: "call_wait", name: "wait_here", arguments: {} }] },
+        { text: "steer answered" },
+        { text: "q1 answered" },
+        { text: "q2 answered" },
+      );
+      a.send(rq.user("start work", { messageId: "w1" }));
+      await a.responses.nextMatching((r) => caseOf(r) === "toolRequest");
+      // The steer waits for the tool result that never comes; two messages queue behind the turn.
+      a.send(rq.user("steer text", { messageId: "s1", delivery: InputDelivery.STEER }));
+      a.send(rq.user("queued one", { messageId: "q1", delivery: InputDelivery.QUEUE }));
+      a.send(rq.user("queued two", { messageId: "q2", delivery: InputDelivery.QUEUE }));
+      await a.responses.nextMatching((r) => caseOf(r) === "inputUpdate" && responseValue(r, "inputUpdate").messageId === "q2");
+      await expect
+        .poll(async () => JSON.stringify((await backend!.inspect([`SELECT state FROM sessions WHERE id = '${sessionId}'`])).results), { timeout: 15_000 })
+        .toMatch(/steer text.*queued one.*queued two/);
+      const seen = Number(a.responses.seen.at(-1)!.seq);
+      server.child.kill("SIGKILL");
+      await server.exited;
+
+      server = await spawn();
+      const b = await resumeBidi(server.url, sessionId, seen);
+      const responses = [];
+      for (let turns = 0; turns < 4; ) {
+        const r = await b.next(20_000);
+        responses.push(r);
+        if (caseOf(r) === "turnComplete") turns++;
+      }
+      expect(valuesOf(responses, "turnComplete").map((t) => [t.messageId, t.stopReason])).toEqual([
+        ["w1", "error"],
+        ["s1", "end_turn"],
+        ["q1", "end_turn"],
+        ["q2", "end_turn"],
+      ]);
+      expect(
+        valuesOf(responses, "inputUpdate")
+          .filter((u) => u.state === InputState.STARTED)
+          .map((u) => u.messageId),
+      ).toEqual(["s1", "q1", "q2"]);
+      // The model saw each message once, in order.
+      const last = JSON.stringify(fake.requests.at(-1)!.body.messages);
+      for (const text of ["steer text", "queued one", "queued two"]) expect(last.split(text)).toHaveLength(2);
+      expect(fake.requests.length - before).toBe(4);
+      const turns = (await request(server.url, "GET", `/v1/sessions/${sessionId}/messages?format=turns`)).json.turns;
+      expect(turns.map((t: { message_id: string }) => t.message_id)).toEqual(["w1", "s1", "q1", "q2"]);
+      expect((await request(server.url, "GET", `/v1/sessions/${sessionId}`)).json.queued_inputs).toEqual([]);
       b.end();
       expect((await b.status).code).toBe(0);
       expect((await server.stop("SIGTERM")).code).toBe(0);
