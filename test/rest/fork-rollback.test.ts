@@ -25,7 +25,8 @@ async function attach(fx: SessionFixture, sessionId: string): Promise<SessionCli
 describe("on a live server", () => {
   let fx: SessionFixture;
   beforeAll(async () => {
-    fx = await startSessionFixture();
+    // A fork waits detached until a client attaches: long enough for a loaded machine.
+    fx = await startSessionFixture({ env: { ROZ_DETACH_GRACE_MS: "60000" } });
   });
   afterEach(() => fx.reset());
   afterAll(() => fx?.close());
@@ -52,6 +53,7 @@ describe("on a live server", () => {
     // An empty body forks through the last ended turn.
     const all = await fx.rest("POST", `/v1/sessions/${src.sessionId}/fork`, {});
     expect(all).toMatchObject({ status: 201, json: { turn_count: 2 } });
+    await fx.rest("DELETE", `/v1/sessions/${all.json.id}`);
   });
 
   it("POST rollback on a live session → 200 {turns, remaining_turns}; attached streams get RolledBack", async () => {
