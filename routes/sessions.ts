@@ -58,7 +58,7 @@ const sessionSchema = {
 } as const;
 
 /** One session in detail: also how many streams are attached here and its last response seq. */
-const sessionDetailSchema = {
+export const sessionDetailSchema = {
   ...sessionSchema,
   properties: {
     ...sessionSchema.properties,
@@ -138,6 +138,28 @@ const sessionJson = (s: Session) => ({
 
 const notFound = (id: string) => new RozError("not_found", `session "${id}" not found`);
 
+/** A session as `GET /v1/sessions/{id}` shows it; `not_found` when unknown or another tenant's. */
+export async function sessionDetail(
+  {
+    store,
+    registry,
+    waitingInputs,
+  }: Pick<SessionRoutesOptions, "waitingInputs"> & { store: Pick<Store, "getSession" | "lastEventSeq">; registry: Pick<SessionRegistry, "get"> },
+  tenantId: string,
+  id: string,
+) {
+  const session = await store.getSession(tenantId, id);
+  if (!session) throw notFound(id);
+  const live = registry.get(tenantId, id);
+  const waiting = session.status === "active" || session.status === "detached" ? await waitingInputs(tenantId, id) : [];
+  return {
+    ...sessionJson(session),
+    attached_streams: live?.attachedStreams ?? 0,
+    last_seq: live?.lastSeq ?? (await store.lastEventSeq(tenantId, id)) ?? 0,
+    queued_inputs: waiting.map((w) => ({ message_id: w.messageId, content: w.content, delivery: w.delivery, queue_position: w.queuePosition })),
+  };
+}
+
 /**
  * `/sessions` (under `/v1`): list, get, transcript, and DELETE — which ends a live session (status
  * `cancelled`) but keeps its stored transcript, usage and events: sessions are an audit
@@ -167,20 +189,7 @@ export const sessionRoutes: RoutePlugin<SessionRoutesOptions> = async (app, { st
   app.get(
     "/sessions/:id",
     { config, schema: { summary: "Get a session with its usage", tags, params: idParams, response: { 200: sessionDetailSchema, ...errorResponses(404) } } },
-    async (request) => {
-      const { id } = request.params;
-      const tenantId = principalOf(request).tenantId;
-      const session = await store.getSession(tenantId, id);
-      if (!session) throw notFound(id);
-      const live = registry.get(tenantId, id);
-      const waiting = session.status === "active" || session.status === "detached" ? await waitingInputs(tenantId, id) : [];
-      return {
-        ...sessionJson(session),
-        attached_streams: live?.attachedStreams ?? 0,
-        last_seq: live?.lastSeq ?? (await store.lastEventSeq(tenantId, id)) ?? 0,
-        queued_inputs: waiting.map((w) => ({ message_id: w.messageId, content: w.content, delivery: w.delivery, queue_position: w.queuePosition })),
-      };
-    },
+    async (request) => sessionDetail({ store, registry, waitingInputs }, principalOf(request).tenantId, request.params.id),
   );
 
   app.get(

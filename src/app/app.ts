@@ -84,7 +84,19 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     const { routing, relay } = wireCluster(bus, nodeId, sessions, metrics, log, lifecycle);
     await registerRestEdge(app, { config, authenticate, rateLimits, metrics });
     await registerRpc({ config, http, sessions, teams, authenticator, authenticate, relay, metrics, lifecycle });
-    await registerRestRoutes(app, { nodeId, store, bus, models, registry: sessions.registry, routing, teams, authenticator, metrics, lifecycle });
+    await registerRestRoutes(app, {
+      nodeId,
+      store,
+      bus,
+      models,
+      registry: sessions.registry,
+      conversation: sessions.conversation,
+      routing,
+      teams,
+      authenticator,
+      metrics,
+      lifecycle,
+    });
     await registerConsole(app, config);
     return {
       fastify: app,

@@ -3,7 +3,15 @@ import type { FastifyBaseLogger } from "fastify";
 import { createAgent } from "../agent/index.ts";
 import type { ModelCatalog } from "../models/index.ts";
 import { encodeResponse } from "../rpc/index.ts";
-import { type SessionDeps, SessionDirectory, type SessionPersistence, SessionRegistry, type SessionStream, storePersistence } from "../session/index.ts";
+import {
+  ConversationControl,
+  type SessionDeps,
+  SessionDirectory,
+  type SessionPersistence,
+  SessionRegistry,
+  type SessionStream,
+  storePersistence,
+} from "../session/index.ts";
 import type { Store } from "../store/index.ts";
 import type { Teams } from "../teams/index.ts";
 import type { AgentSettings } from "./agent-setup.ts";
@@ -22,6 +30,8 @@ export interface Sessions {
   readonly deps: SessionDeps;
   readonly registry: SessionRegistry;
   readonly directory: SessionDirectory;
+  /** Fork and rollback for callers without a stream (REST). */
+  readonly conversation: ConversationControl;
   /** Session streams open on this node (its clients' and relayed ones): ended at shutdown. */
   readonly openStreams: Set<SessionStream>;
 }
@@ -83,5 +93,6 @@ export function createSessions(setup: SessionsSetup): Sessions {
   lifecycle.onClose("open streams", () => {
     for (const stream of openStreams) stream.shutdown();
   });
-  return { deps, registry, directory: new SessionDirectory(deps, registry), openStreams };
+  const directory = new SessionDirectory(deps, registry);
+  return { deps, registry, directory, conversation: new ConversationControl(deps, registry, directory), openStreams };
 }

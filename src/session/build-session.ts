@@ -17,6 +17,8 @@ export interface SessionBuild {
   pendingSystemContext?: string;
   /** For a session rebuilt from the store: its last seq. */
   lastSeq?: number;
+  /** For a session rebuilt from the store or a fork: the number of its last turn. */
+  lastTurn?: number;
   /** For a session rebuilt after a crash: the turn that was running then. */
   cutTurn?: RunningTurnInfo;
   /** For a session rebuilt from the store: the user messages that waited. */
@@ -62,6 +64,7 @@ export function buildSession(deps: SessionDeps, registry: SessionRegistry, build
     registry,
     origin,
     ...(build.lastSeq !== undefined ? { lastSeq: build.lastSeq } : {}),
+    ...(build.lastTurn !== undefined ? { lastTurn: build.lastTurn } : {}),
     ...(build.cutTurn ? { cutTurn: build.cutTurn } : {}),
     ...(build.waitingInputs ? { waitingInputs: build.waitingInputs } : {}),
     ...(extension ? { extension } : {}),

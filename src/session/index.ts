@@ -6,6 +6,7 @@ export { ownerWaitedFor, SessionDirectory, type LocatedSession } from "./session
 export { SessionRegistry } from "./session-registry.ts";
 export { SessionStream, type StreamItem } from "./session-stream.ts";
 export { conversationOf } from "./transcript.ts";
+export { ConversationControl, type RollbackResult } from "./conversation-control.ts";
 export type { SessionSnapshot } from "./snapshot.ts";
 export type * from "./types.ts";
 export { isUuid } from "./uuid.ts";

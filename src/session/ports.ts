@@ -5,6 +5,7 @@
 import type { Agent, AgentLimits, AgentOptions, ClientTool, PermissionRule, ServerTool, ToolOutcome, TurnRecord } from "../agent/index.ts";
 import type { Principal, StoredText } from "../domain/index.ts";
 import type { ModelCatalog } from "../models/index.ts";
+import type { StoredTurn, TurnOrigin } from "../store/index.ts";
 import type { LoggedEvent, SequencedEvent, SessionEvent, SessionStatus } from "./types.ts";
 
 export type { SessionStatus } from "./types.ts";
@@ -51,6 +52,16 @@ export interface SessionPersistence {
   adoptSession(tenantId: string, sessionId: string, fromNode: string | undefined): Promise<boolean>;
   /** `abandoned`: an ending because nobody re-attached within the detach grace (REST `end_reason`). */
   setStatus(tenantId: string, sessionId: string, status: SessionStatus, endReason?: "abandoned"): Promise<void>;
+  /** The session's stored turns in order; undefined when unknown or another tenant's. */
+  listTurns(tenantId: string, sessionId: string): Promise<StoredTurn[] | undefined>;
+  /** Marks the turns numbered `turns` rolled back and stores the state, atomically. */
+  rollBackTurns(tenantId: string, sessionId: string, turns: readonly number[], state: StoredText): Promise<void>;
+  /** Stores a new session (as `createSession`, owned by this node) holding copies of `turns`, and its state, atomically. */
+  forkSession(
+    session: { id: string; tenantId: string; environmentId: string; model: string; status?: "detached" },
+    turns: readonly { record: TurnRecord; origin: TurnOrigin }[],
+    state: StoredText,
+  ): Promise<void>;
   putFeedback(tenantId: string, sessionId: string, messageId: string, rating: string): Promise<void>;
 }
 
@@ -64,6 +75,8 @@ export interface StoredSession {
   /** Whether `nodeId` still heart-beats (a live session of another process is not adoptable). */
   ownerAlive: boolean;
   environmentId: string;
+  /** Stored turns (the number of the last one, for a snapshot older than turn numbers). */
+  turnCount?: number;
   /** The `SessionSnapshot` JSON written at the last turn or detach; absent for older sessions. */
   state?: string;
 }

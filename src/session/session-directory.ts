@@ -3,7 +3,7 @@ import type { Principal, SessionDeps } from "./ports.ts";
 import { buildSession } from "./build-session.ts";
 import type { Session } from "./session.ts";
 import type { SessionRegistry } from "./session-registry.ts";
-import { decodeSnapshot } from "./snapshot.ts";
+import { decodeSnapshot, originOf } from "./snapshot.ts";
 import { isUuid } from "./uuid.ts";
 
 /**
@@ -87,19 +87,12 @@ export class SessionDirectory {
       id: sessionId,
       principal,
       model,
-      origin: {
-        environmentId: snapshot.environmentId,
-        projectContext: snapshot.projectContext,
-        ...(snapshot.instructions !== undefined ? { instructions: snapshot.instructions } : {}),
-        ...(snapshot.systemPrompt !== undefined ? { systemPrompt: snapshot.systemPrompt } : {}),
-        maxContextTokens: snapshot.maxContextTokens,
-        permissions: snapshot.permissions,
-        ...(snapshot.teams ? { teams: true } : {}),
-      },
+      origin: originOf(snapshot),
       tools: snapshot.tools,
       history: snapshot.history,
       ...(snapshot.pendingSystemContext !== undefined ? { pendingSystemContext: snapshot.pendingSystemContext } : {}),
       lastSeq: Math.max(stored.lastSeq, snapshot.lastSeq),
+      lastTurn: snapshot.lastTurn ?? stored.turnCount ?? 0,
       ...(snapshot.runningTurn ? { cutTurn: snapshot.runningTurn } : {}),
       ...(snapshot.waitingInputs ? { waitingInputs: snapshot.waitingInputs } : {}),
     });

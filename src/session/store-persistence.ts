@@ -73,6 +73,7 @@ export function storePersistence(
           lastSeq: s.lastEventSeq,
           ownerAlive,
           environmentId: s.environmentId,
+          turnCount: s.turnCount,
           ...(s.nodeId !== undefined ? { nodeId: s.nodeId } : {}),
           ...(s.state !== undefined ? { state: s.state } : {}),
         };
@@ -95,6 +96,20 @@ export function storePersistence(
           ...(live ? { from: ["active", "detached"] as const } : {}),
           ...(endReason ? { endReason } : {}),
         });
+      }),
+    listTurns: (tenantId, sessionId) => observe("list_turns", () => store.listTurns(tenantId, sessionId)),
+    rollBackTurns: (tenantId, sessionId, turns, state) =>
+      observe("roll_back_turns", async () => {
+        await store.rollBackTurns(tenantId, sessionId, turns, state);
+      }),
+    forkSession: (s, turns, state) =>
+      observe("fork_session", async () => {
+        await store.forkSession(
+          s.tenantId,
+          { id: s.id, environmentId: s.environmentId, model: s.model, nodeId: node.id, ...(s.status ? { status: s.status } : {}) },
+          turns,
+          state,
+        );
       }),
     putFeedback: (tenantId, sessionId, messageId, rating) =>
       observe("put_feedback", async () => {

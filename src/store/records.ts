@@ -155,6 +155,17 @@ export interface SessionStatusChange {
 export interface StoredTurn extends TurnRecord {
   sessionId: string;
   seq: number;
+  /** The turn's number (§11: every started turn counts); `seq` for turns stored before numbers were. */
+  turn: number;
+  rolledBack: boolean;
+  /** For a turn copied into a fork: the session and turn it was copied from. */
+  forkedFrom?: TurnOrigin;
+}
+
+/** Where a forked session's copied turn came from. */
+export interface TurnOrigin {
+  sessionId: string;
+  turn: number;
 }
 
 /** A rating of one assistant message; one per (session, message), later ones replace it. */

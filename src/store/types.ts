@@ -30,6 +30,7 @@ import type {
   SessionStatusChange,
   StoredTurn,
   Task,
+  TurnOrigin,
   TaskFilter,
   TaskStatus,
   TeamEventRow,
@@ -172,6 +173,26 @@ export interface TranscriptStore {
   listTurns(tenantId: string, sessionId: string, range?: { afterSeq?: number; limit?: number }): Promise<StoredTurn[] | undefined>;
 }
 
+/** The writes that change which turns a model sees (§11 rollback and fork). */
+export interface ConversationStore {
+  /**
+   * Marks the session's turns numbered `turns` rolled back and stores `state` (the session's
+   * snapshot after the rollback) in ONE transaction; false when the session is unknown.
+   */
+  rollBackTurns(tenantId: string, sessionId: string, turns: readonly number[], state?: StoredText): Promise<boolean>;
+  /**
+   * Creates a session (as `createSession`) holding copies of `turns` in order, each with its
+   * record's number and marked with `origin`, and its `state`, in ONE transaction. Its turn
+   * count is the number of copies; its usage starts at zero (the copied turns' was the source's).
+   */
+  forkSession(
+    tenantId: string,
+    input: NewSession & { id: string },
+    turns: readonly { record: TurnRecord; origin: TurnOrigin }[],
+    state: StoredText,
+  ): Promise<Session>;
+}
+
 export interface FeedbackStore {
   /** Inserts or replaces the rating of one message (createdAt is kept); undefined when the session is unknown. */
   putFeedback(tenantId: string, input: NewFeedback): Promise<Feedback | undefined>;
@@ -232,7 +253,17 @@ export interface TaskStore {
 }
 
 /** Everything the server keeps. Safe for concurrent use by many async callers. */
-export interface Store extends TenantStore, KeyStore, EnvironmentStore, SessionStore, TranscriptStore, FeedbackStore, EventStore, TaskStore, NodeStore {
+export interface Store
+  extends TenantStore,
+    KeyStore,
+    EnvironmentStore,
+    SessionStore,
+    TranscriptStore,
+    ConversationStore,
+    FeedbackStore,
+    EventStore,
+    TaskStore,
+    NodeStore {
   /** `sqlite` or `postgres`. */
   readonly kind: "sqlite" | "postgres";
   /** Resolves when the database answers a trivial query (for `/readyz`); rejects otherwise. */

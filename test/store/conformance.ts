@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe } from "vitest";
 import { openStore, type Store, type StoreSettings, type Tenant } from "../../src/store/index.ts";
 import { uniqueName } from "./fixtures.ts";
+import { conversationSuite } from "./suites/conversation.ts";
 import { crashSuite } from "./suites/crash.ts";
 import { durableSessionSuite } from "./suites/durable-sessions.ts";
 import { environmentSuite } from "./suites/environments.ts";
@@ -67,6 +68,7 @@ export function defineStoreConformance(name: string, harness: StoreHarness): voi
     environmentSuite(ctx);
     sessionSuite(ctx);
     transcriptSuite(ctx);
+    conversationSuite(ctx);
     eventSuite(ctx);
     taskSuite(ctx);
     durableSessionSuite(ctx);

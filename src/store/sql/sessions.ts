@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { defaultEndReason, terminalStatuses, type Session, type SessionEndReason, type SessionStatus, type SessionStore } from "../types.ts";
+import { defaultEndReason, type NewSession, terminalStatuses, type Session, type SessionEndReason, type SessionStatus, type SessionStore } from "../types.ts";
 import type { Sql, SqlRow, SqlValue } from "./database.ts";
 import type { StoreContext } from "./context.ts";
 import { NODE_ALIVE } from "./nodes.ts";
@@ -32,32 +32,34 @@ export async function ownsSession(q: Sql, tenantId: string, sessionId: string): 
   return (await q.get("SELECT 1 AS ok FROM sessions WHERE id = ? AND tenant_id = ?", [sessionId, tenantId])) !== undefined;
 }
 
+/** Inserts a new session row (see `SessionStore.createSession`); the caller maps a clash to `conflict`. */
+export async function insertSession(q: Sql, tenantId: string, input: NewSession, at: number): Promise<Session> {
+  const status = input.status ?? "active";
+  const row = await q.get(
+    `INSERT INTO sessions (id, tenant_id, environment_id, model, status, node_id, host_id, created_at, updated_at, ended_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+    [
+      input.id ?? randomUUID(),
+      tenantId,
+      input.environmentId,
+      input.model,
+      status,
+      input.nodeId,
+      input.hostId,
+      at,
+      at,
+      terminalStatuses.includes(status) ? at : null,
+    ],
+  );
+  return sessionOf(row!);
+}
+
 const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(", ");
 
 export function sessionRepo({ db, now }: StoreContext): SessionStore {
   return {
     createSession(tenantId, input) {
-      const at = now();
-      const status = input.status ?? "active";
-      return conflictAs(db.dialect, "a session with this id already exists", async () => {
-        const row = await db.get(
-          `INSERT INTO sessions (id, tenant_id, environment_id, model, status, node_id, host_id, created_at, updated_at, ended_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-          [
-            input.id ?? randomUUID(),
-            tenantId,
-            input.environmentId,
-            input.model,
-            status,
-            input.nodeId,
-            input.hostId,
-            at,
-            at,
-            terminalStatuses.includes(status) ? at : null,
-          ],
-        );
-        return sessionOf(row!);
-      });
+      return conflictAs(db.dialect, "a session with this id already exists", () => insertSession(db, tenantId, input, now()));
     },
 
     async getSession(tenantId, id) {
