@@ -167,8 +167,10 @@ export function pushEvents(adapter: ModelAdapter, request: ModelRequest, sink: M
 
 /**
  * `ModelAdapter.stream` of an adapter that pushes: a consumer that stops early aborts the
- * call's HTTP request (through the signal the call gets).
+ * call's HTTP request (through the signal the call gets). Once the request's own signal
+ * aborted, events still buffered are not the caller's any more: the next read throws the
+ * abort, however many chunks arrived before it.
  */
 export function streamOf(streamTo: (request: ModelRequest, sink: ModelEventSink) => Promise<void>, request: ModelRequest): AsyncIterable<ModelEvent> {
-  return pullEvents((sink, stop) => streamTo({ ...request, signal: AbortSignal.any([request.signal, stop]) }, sink));
+  return pullEvents((sink, stop) => streamTo({ ...request, signal: AbortSignal.any([request.signal, stop]) }, sink), request.signal);
 }
