@@ -107,6 +107,12 @@ export interface Session {
   turnCount: number;
   /** Sum of `TurnRecord.compactions` over stored turns. */
   compactionCount: number;
+  /** What people call it (start, or a patch); absent when never set. */
+  title?: string;
+  /** String labels (start, or a patch); `{}` when none. */
+  metadata: Record<string, string>;
+  /** Hidden from lists unless asked for. */
+  archived: boolean;
 }
 
 /** A session with what re-attaching to it needs (see `getResumableSession`). */
@@ -126,6 +132,16 @@ export interface NewSession {
   status?: SessionStatus;
   nodeId?: string;
   hostId?: string;
+  title?: string;
+  metadata?: Record<string, string>;
+}
+
+/** What `updateSession` changes; absent fields stay, `title: null` clears the title. */
+export interface SessionPatch {
+  title?: string | null;
+  /** Keys given are set, keys given as `null` removed. */
+  metadata?: Record<string, string | null>;
+  archived?: boolean;
 }
 
 /** A status transition for `updateSessionStatus`. */
@@ -207,6 +223,18 @@ export interface Page<T> {
 export interface SessionFilter extends PageRequest {
   status?: SessionStatus;
   environmentId?: string;
+  /** Only archived (true) or only not archived (false) sessions; both when absent. */
+  archived?: boolean;
+  /** Sessions whose metadata holds every one of these pairs. */
+  metadata?: Record<string, string>;
+  /** Created strictly after / before these times (epoch ms). */
+  createdAfter?: number;
+  createdBefore?: number;
+  /**
+   * Words that must all occur in the session's title or in one turn's user or assistant text
+   * (full-text index, case-insensitive, whole words).
+   */
+  words?: readonly string[];
 }
 
 /** Where a task is: `running` until every worker has exited and no more can join. */

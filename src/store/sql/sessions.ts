@@ -4,7 +4,9 @@ import type { Sql, SqlRow, SqlValue } from "./database.ts";
 import type { StoreContext } from "./context.ts";
 import { NODE_ALIVE } from "./nodes.ts";
 import { listPage } from "./pagination.ts";
-import { conflictAs, opt, optNum, usageOf } from "./rows.ts";
+import { conflictAs, fromJson, opt, optNum, toJson, usageOf } from "./rows.ts";
+import { sessionListWhere } from "./session-list.ts";
+import { indexTitle } from "./session-text.ts";
 
 export const sessionOf = (row: SqlRow): Session => ({
   id: String(row.id),
@@ -20,6 +22,9 @@ export const sessionOf = (row: SqlRow): Session => ({
   usage: usageOf(row),
   turnCount: Number(row.turn_count),
   compactionCount: Number(row.compaction_count),
+  ...(row.title !== null && row.title !== undefined ? { title: String(row.title) } : {}),
+  metadata: fromJson<Record<string, string>>(row.metadata ?? "{}"),
+  archived: Number(row.archived ?? 0) === 1,
 });
 
 /** Whether the session exists and belongs to the tenant: the guard of every session-scoped write. */
@@ -29,15 +34,19 @@ export async function ownsSession(q: Sql, tenantId: string, sessionId: string): 
 
 const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(", ");
 
-export function sessionRepo({ db, now }: StoreContext): SessionStore {
+/** The session operations of this file; changing labels and deleting are in their own files. */
+type SessionRows = Omit<SessionStore, "updateSession" | "deleteEndedSessions">;
+
+export function sessionRepo({ db, now }: StoreContext): SessionRows {
   return {
     createSession(tenantId, input) {
       const at = now();
       const status = input.status ?? "active";
-      return conflictAs(db.dialect, "a session with this id already exists", async () => {
-        const row = await db.get(
-          `INSERT INTO sessions (id, tenant_id, environment_id, model, status, node_id, host_id, created_at, updated_at, ended_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+      // A title's search row is written with the session, in one transaction.
+      const write = async (tx: Sql) => {
+        const row = await tx.get(
+          `INSERT INTO sessions (id, tenant_id, environment_id, model, status, node_id, host_id, created_at, updated_at, ended_at, title, metadata)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
           [
             input.id ?? randomUUID(),
             tenantId,
@@ -49,10 +58,15 @@ export function sessionRepo({ db, now }: StoreContext): SessionStore {
             at,
             at,
             terminalStatuses.includes(status) ? at : null,
+            input.title ?? null,
+            toJson(input.metadata ?? {}),
           ],
         );
-        return sessionOf(row!);
-      });
+        const session = sessionOf(row!);
+        if (input.title !== undefined) await indexTitle(tx, db.dialect, session.id, input.title);
+        return session;
+      };
+      return conflictAs(db.dialect, "a session with this id already exists", () => (input.title === undefined ? write(db) : db.transaction(write)));
     },
 
     async getSession(tenantId, id) {
@@ -61,16 +75,7 @@ export function sessionRepo({ db, now }: StoreContext): SessionStore {
     },
 
     listSessions(tenantId, filter = {}) {
-      const where = ["tenant_id = ?"];
-      const params: SqlValue[] = [tenantId];
-      if (filter.status !== undefined) {
-        where.push("status = ?");
-        params.push(filter.status);
-      }
-      if (filter.environmentId !== undefined) {
-        where.push("environment_id = ?");
-        params.push(filter.environmentId);
-      }
+      const { where, params } = sessionListWhere(db.dialect, tenantId, filter);
       return listPage(db, { table: "sessions", where, params, page: filter, map: sessionOf });
     },
 

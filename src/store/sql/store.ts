@@ -6,6 +6,8 @@ import { eventRepo } from "./events.ts";
 import { feedbackRepo } from "./feedback.ts";
 import { keyRepo } from "./keys.ts";
 import { nodeRepo } from "./nodes.ts";
+import { sessionLabelRepo } from "./session-labels.ts";
+import { retentionRepo } from "./session-retention.ts";
 import { sessionRepo } from "./sessions.ts";
 import { taskRepo } from "./tasks.ts";
 import { tenantRepo } from "./tenants.ts";
@@ -38,6 +40,8 @@ export function createSqlStore(db: SqlDatabase, options: SqlStoreOptions = {}): 
     ...keyRepo(ctx),
     ...environmentRepo(ctx),
     ...sessionRepo(ctx),
+    ...sessionLabelRepo(ctx),
+    ...retentionRepo(ctx),
     ...turnRepo(ctx),
     ...feedbackRepo(ctx),
     ...eventRepo(ctx),
