@@ -7,6 +7,7 @@ import { openStore, type Store, type StoreSettings, type Tenant } from "../../sr
 import { uniqueName } from "./fixtures.ts";
 import { crashSuite } from "./suites/crash.ts";
 import { durableSessionSuite } from "./suites/durable-sessions.ts";
+import { findingSessionSuite } from "./suites/finding-sessions.ts";
 import { environmentSuite } from "./suites/environments.ts";
 import { eventSuite } from "./suites/events.ts";
 import { keySuite } from "./suites/keys.ts";
@@ -69,6 +70,7 @@ export function defineStoreConformance(name: string, harness: StoreHarness): voi
     eventSuite(ctx);
     taskSuite(ctx);
     durableSessionSuite(ctx);
+    findingSessionSuite(ctx);
     crashSuite(ctx);
   });
 }
