@@ -2,20 +2,10 @@ import { principalOf } from "../src/auth/index.ts";
 import { RozError } from "../src/errors/index.ts";
 import type { SessionRegistry, WaitingInputView } from "../src/session/index.ts";
 import type { JsonValue } from "../src/domain/index.ts";
-import type { Session, SessionStatus, Store, StoredTurn } from "../src/store/index.ts";
-import {
-  errorResponses,
-  idParams,
-  iso,
-  pageQueryProperties,
-  pageRequestOf,
-  pageSchema,
-  type RoutePlugin,
-  timeSchema,
-  toPage,
-  usageJson,
-  usageSchema,
-} from "./schemas.ts";
+import type { Store, StoredTurn } from "../src/store/index.ts";
+import { errorResponses, idParams, pageSchema, type RoutePlugin, toPage } from "./schemas.ts";
+import { sessionFilterOf, sessionListQuery } from "./session-filters.ts";
+import { sessionJson, sessionSchema } from "./session-json.ts";
 import { turnJson } from "./transcript.ts";
 
 export interface SessionRoutesOptions {
@@ -29,27 +19,6 @@ export interface SessionRoutesOptions {
   /** The user messages that wait in a session, wherever it runs (as last stored when not here). */
   waitingInputs: (tenantId: string, sessionId: string) => Promise<WaitingInputView[]>;
 }
-
-const statuses: SessionStatus[] = ["active", "detached", "completed", "cancelled", "error"];
-
-const sessionSchema = {
-  type: "object",
-  properties: {
-    id: { type: "string" },
-    environment_id: { type: "string" },
-    model: { type: "string", description: "resolved provider/model" },
-    status: { type: "string", enum: statuses },
-    host_id: { type: "string" },
-    node_id: { type: "string" },
-    created_at: timeSchema,
-    updated_at: timeSchema,
-    ended_at: timeSchema,
-    usage: usageSchema,
-    turn_count: { type: "integer" },
-    compaction_count: { type: "integer" },
-  },
-  required: ["id", "environment_id", "model", "status", "created_at", "updated_at", "usage", "turn_count", "compaction_count"],
-} as const;
 
 /** One session in detail: also how many streams are attached here and its last response seq. */
 const sessionDetailSchema = {
@@ -74,16 +43,6 @@ const sessionDetailSchema = {
     },
   },
   required: [...sessionSchema.required, "attached_streams", "last_seq", "queued_inputs"],
-} as const;
-
-const listQuery = {
-  type: "object",
-  properties: {
-    ...pageQueryProperties,
-    status: { type: "string", enum: statuses },
-    environment_id: { type: "string", format: "uuid" },
-  },
-  additionalProperties: false,
 } as const;
 
 const formats = ["both", "conversation", "turns"] as const;
@@ -113,22 +72,6 @@ const messagesSchema = {
   required: ["session_id"],
 } as const;
 
-/** The REST shape of a session. */
-const sessionJson = (s: Session) => ({
-  id: s.id,
-  environment_id: s.environmentId,
-  model: s.model,
-  status: s.status,
-  ...(s.hostId !== undefined ? { host_id: s.hostId } : {}),
-  ...(s.nodeId !== undefined ? { node_id: s.nodeId } : {}),
-  created_at: iso(s.createdAt),
-  updated_at: iso(s.updatedAt),
-  ...(s.endedAt !== undefined ? { ended_at: iso(s.endedAt) } : {}),
-  usage: usageJson(s.usage),
-  turn_count: s.turnCount,
-  compaction_count: s.compactionCount,
-});
-
 const notFound = (id: string) => new RozError("not_found", `session "${id}" not found`);
 
 /**
@@ -144,15 +87,15 @@ export const sessionRoutes: RoutePlugin<SessionRoutesOptions> = async (app, { st
     "/sessions",
     {
       config,
-      schema: { summary: "List sessions, newest first", tags, querystring: listQuery, response: { 200: pageSchema(sessionSchema), ...errorResponses() } },
+      schema: {
+        summary: "List sessions, newest first: filtered, searched, paged by cursor",
+        tags,
+        querystring: sessionListQuery,
+        response: { 200: pageSchema(sessionSchema), ...errorResponses() },
+      },
     },
     async (request) => {
-      const q = request.query;
-      const page = await store.listSessions(principalOf(request).tenantId, {
-        ...pageRequestOf(request.query),
-        ...(q.status !== undefined ? { status: q.status } : {}),
-        ...(q.environment_id !== undefined ? { environmentId: q.environment_id } : {}),
-      });
+      const page = await store.listSessions(principalOf(request).tenantId, sessionFilterOf(request.query));
       return toPage(page, sessionJson);
     },
   );

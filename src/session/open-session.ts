@@ -32,6 +32,8 @@ export async function openSession(deps: SessionDeps, registry: SessionRegistry, 
     environmentId: environment.id,
     model: model.name,
     ...(command.hostId ? { hostId: command.hostId } : {}),
+    ...(command.title !== undefined ? { title: command.title } : {}),
+    ...(command.metadata !== undefined ? { metadata: command.metadata } : {}),
   });
   const origin = {
     environmentId: environment.id,

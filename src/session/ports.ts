@@ -19,6 +19,17 @@ export interface SessionEnvironment {
   permissionRules: PermissionRule[];
 }
 
+/** A started session as `createSession` stores it. */
+export interface NewStoredSession {
+  id: string;
+  tenantId: string;
+  environmentId: string;
+  model: string;
+  hostId?: string;
+  title?: string;
+  metadata?: Record<string, string>;
+}
+
 export interface SessionPersistence {
   /**
    * Undefined when unknown or another tenant's. Empty id: the tenant's default environment,
@@ -26,7 +37,7 @@ export interface SessionPersistence {
    */
   resolveEnvironment(tenantId: string, environmentId: string): Promise<SessionEnvironment | undefined>;
   /** Stores a started session; environment id `""` creates the tenant's default environment first. */
-  createSession(session: { id: string; tenantId: string; environmentId: string; model: string; hostId?: string }): Promise<void>;
+  createSession(session: NewStoredSession): Promise<void>;
   /**
    * Writes the turn, its tool calls, usage totals, the events since the last flush and the
    * session's state (`SessionSnapshot` as JSON, when given) atomically.

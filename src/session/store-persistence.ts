@@ -43,6 +43,8 @@ export function storePersistence(
           model: s.model,
           nodeId: node.id,
           ...(s.hostId ? { hostId: s.hostId } : {}),
+          ...(s.title !== undefined ? { title: s.title } : {}),
+          ...(s.metadata !== undefined ? { metadata: s.metadata } : {}),
         });
       }),
     appendTurn: (tenantId, sessionId, record: TurnRecord, events, state) =>

@@ -39,14 +39,6 @@ export async function indexTitle(tx: Sql, dialect: Dialect, sessionId: string, t
 }
 
 /**
- * The words of a search as the engines' tokenizers see them (letters and digits; everything
- * else separates), at most `max`.
- */
-export function searchWords(q: string, max = 16): string[] {
-  return (q.match(/[\p{L}\p{N}]+/gu) ?? []).slice(0, max);
-}
-
-/**
  * A condition on `sessions` that holds when every word occurs in one indexed text of the
  * session (its title, or one turn), answered by the full-text index. `words` must not be empty.
  */
