@@ -6,7 +6,7 @@
  * ran). Every run is saved under bench/results/ (JSON, and an SVG of the latency curve);
  * `--compare FILE` then prints the change of each metric against that earlier run.
  *
- * Sections: transport, session, scale, persistence, anthropic, envelope, teams, abuse, bus, reattach, cluster.
+ * Sections: transport, session, scale, persistence, search, anthropic, envelope, teams, abuse, bus, reattach, cluster.
  */
 import { runAbuse } from "./abuse.ts";
 import { runAnthropic } from "./anthropic.ts";
@@ -16,6 +16,7 @@ import { runEnvelope } from "./envelope.ts";
 import { runPersistence } from "./persistence.ts";
 import { printComparison, type RunFile, saveRun } from "./results.ts";
 import { runScale } from "./scale.ts";
+import { runSearch } from "./search.ts";
 import { runReattach } from "./reattach.ts";
 import { runSession } from "./session.ts";
 import { type BenchOptions, printTable, type Row, within } from "./support.ts";
@@ -27,6 +28,7 @@ const sections: Record<string, { title: string; run: (options: BenchOptions) => 
   session: { title: "session: deltas, tools, idle memory", run: runSession },
   scale: { title: "scale: latency curve over sessions, 10,000 idle sessions", run: runScale },
   persistence: { title: "persistence: turns stored, turn latency", run: runPersistence },
+  search: { title: "search: full-text search over 100,000 turns, a retention sweep of 10,000 sessions", run: runSearch },
   anthropic: { title: "anthropic: deltas through the Messages adapter vs the SDK direct", run: runAnthropic },
   envelope: { title: "envelope: event formats encoded at the wire edge", run: runEnvelope },
   teams: { title: "teams: TeamEvents to watchers, WatchTeam replay", run: runTeams },
