@@ -75,4 +75,8 @@ describe.skipIf(!haveChromium)("finding sessions in the console", () => {
     await page.getByLabel("Status").selectOption("completed");
     await row(platypus).waitFor();
   });
+
+  it("made no request to another origin", () => {
+    expect(h.foreignRequests).toEqual([]);
+  });
 });
