@@ -11,7 +11,7 @@ import { openStore, type Store } from "../src/store/index.ts";
 import type { TestPostgres } from "../test/support/postgres.ts";
 import { postgres } from "./persistence.ts";
 import { type BenchOptions, fmt, mapLimit, ms, now, pick, progress, type Row, summarize, tempDir } from "./support.ts";
-import { realisticTurn } from "./turn-record.ts";
+import type { TurnRecord } from "../src/domain/index.ts";
 
 const SEARCH_P99_TARGET_MS = 50;
 const LOOP_BLOCK_TARGET_MS = 50;
@@ -26,6 +26,26 @@ const vocabulary = Array.from({ length: VOCABULARY }, (_, i) => `w${i.toString(3
 const randomWord = () => vocabulary[Math.floor(Math.random() * VOCABULARY)] as string;
 const sentence = (n: number) => Array.from({ length: n }, randomWord).join(" ");
 
+/** A turn of plain chat: `words` random words from the user and as many from the assistant. */
+function chatTurn(words: number): TurnRecord {
+  const at = Date.now();
+  return {
+    messageId: randomUUID(),
+    userContent: sentence(words),
+    userContext: [],
+    mode: "react",
+    assistantText: sentence(words),
+    assistantThinking: "",
+    assistantThinkingBlocks: [],
+    toolCalls: [],
+    usage: { inputTokens: 100, outputTokens: 50, cacheReadTokens: 0, cacheCreationTokens: 0 },
+    stopReason: "end_turn",
+    compactions: 0,
+    startedAt: at - 1000,
+    endedAt: at,
+  };
+}
+
 /** `turns` turns of one tenant, stored by `appendTurn` (which indexes them) from WRITERS writers. */
 async function seedTurns(store: Store, turns: number): Promise<string> {
   const tenant = await store.ensureTenant(`search-${randomUUID().slice(0, 8)}`);
@@ -33,8 +53,7 @@ async function seedTurns(store: Store, turns: number): Promise<string> {
   await mapLimit(sessions, WRITERS, async (i) => {
     const session = await store.createSession(tenant.id, { environmentId: "env", model: "scripted/default", title: `session ${i} ${sentence(3)}` });
     for (let t = 0; t < TURNS_PER_SESSION; t++) {
-      const turn = { ...realisticTurn(), userContent: sentence(WORDS_PER_TURN / 2), assistantText: sentence(WORDS_PER_TURN / 2) };
-      await store.appendTurn(tenant.id, session.id, turn);
+      await store.appendTurn(tenant.id, session.id, chatTurn(WORDS_PER_TURN / 2));
     }
   });
   return tenant.id;
@@ -58,7 +77,7 @@ async function seedEnded(store: Store, count: number): Promise<void> {
   await mapLimit(count, WRITERS, async () => {
     const s = await store.createSession(tenant.id, { environmentId: "env", model: "scripted/default" });
     const events = [1, 2].map((seq) => ({ seq, payload: new Uint8Array(200) }));
-    await store.appendTurn(tenant.id, s.id, { ...realisticTurn(), userContent: sentence(20), assistantText: sentence(20) }, events);
+    await store.appendTurn(tenant.id, s.id, chatTurn(20), events);
     await store.updateSessionStatus(tenant.id, s.id, { status: "completed", endedAt: Date.now() - 2 * DAY_MS });
   });
 }
