@@ -1,6 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { setTimeout as sleep } from "node:timers/promises";
-import { openStore, type SessionFilter, type Store, type StoreSettings, type Tenant } from "../../../src/store/index.ts";
+import { join } from "node:path";
+import {
+  migrations,
+  openStore,
+  runMigrations,
+  SQLITE_FILE_NAME,
+  type SessionFilter,
+  type Store,
+  type StoreSettings,
+  type Tenant,
+} from "../../../src/store/index.ts";
+import { PostgresDatabase } from "../../../src/store/postgres/database.ts";
+import type { SqlDatabase } from "../../../src/store/sql/database.ts";
+import { SqliteDatabase } from "../../../src/store/sqlite/database.ts";
 import type { SuiteContext } from "../conformance.ts";
 import { turnFor, uniqueName } from "../fixtures.ts";
 
@@ -118,6 +131,40 @@ export function findingSessionSuite(ctx: SuiteContext): void {
       expect(await store.readEvents(t.id, old[0]!.id)).toBeUndefined();
       expect(await ids(t, { words: ["ancient"] })).toEqual([live.id]);
       await ctx.harness.integrityCheck(settings);
+    });
+
+    it("turns stored before the search index existed are found once the database is migrated", async () => {
+      const old = await ctx.harness.newDatabase();
+      const db: SqlDatabase = old.databaseUrl ? new PostgresDatabase(old.databaseUrl) : await SqliteDatabase.open(join(old.dataDir, SQLITE_FILE_NAME));
+      const [tenantId, sessionId] = [crypto.randomUUID(), crypto.randomUUID()];
+      try {
+        await runMigrations(
+          db,
+          migrations.filter((m) => m.name !== "finding_sessions"),
+        );
+        await db.run("INSERT INTO tenants (id, name, created_at) VALUES (?, ?, 1)", [tenantId, "before-search"]);
+        await db.run(
+          "INSERT INTO sessions (id, tenant_id, environment_id, model, status, created_at, updated_at) VALUES (?, ?, 'env', 'm', 'completed', 1, 1)",
+          [sessionId, tenantId],
+        );
+        await db.run(
+          `INSERT INTO turns (session_id, seq, message_id, user_content, user_context, mode, assistant_text, assistant_thinking,
+             input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens, stop_reason, compactions, started_at, ended_at)
+           VALUES (?, 1, 'm1', 'tell me about the archaeopteryx', '[]', 'react', 'a feathered dinosaur', '', 0, 0, 0, 0, 'end_turn', 0, 1, 2)`,
+          [sessionId],
+        );
+      } finally {
+        await db.close();
+      }
+      const migrated = await openStore(old);
+      try {
+        for (const word of ["archaeopteryx", "feathered"]) {
+          expect((await migrated.listSessions(tenantId, { words: [word] })).items.map((s) => s.id)).toEqual([sessionId]);
+        }
+        expect(await migrated.getSession(tenantId, sessionId)).toMatchObject({ metadata: {}, archived: false });
+      } finally {
+        await migrated.close();
+      }
     });
 
     it("a lease has one holder until it expires or is released", async () => {
