@@ -3,7 +3,9 @@ import { SESSION_LABEL_LIMITS } from "../src/domain/index.ts";
 import { RozError } from "../src/errors/index.ts";
 import type { SessionFilter, SessionStatus } from "../src/store/index.ts";
 import { pageQueryProperties, pageRequestOf } from "./schemas.ts";
-import { sessionStatuses } from "./session-json.ts";
+
+/** Every session status, as REST names them. */
+export const statuses: SessionStatus[] = ["active", "detached", "completed", "cancelled", "error"];
 
 /** The longest `q`; the store looks for at most `MAX_SEARCH_WORDS` of its words. */
 const MAX_QUERY_CHARS = 256;
@@ -14,7 +16,7 @@ export const sessionListQuery = {
   type: "object",
   properties: {
     ...pageQueryProperties,
-    status: { type: "string", enum: sessionStatuses },
+    status: { type: "string", enum: statuses },
     environment_id: { type: "string", format: "uuid" },
     archived: {
       type: "string",

@@ -3,7 +3,7 @@ import { metadataProblem, SESSION_LABEL_LIMITS, titleProblem } from "../src/doma
 import { RozError } from "../src/errors/index.ts";
 import type { SessionPatch, Store } from "../src/store/index.ts";
 import { errorResponses, idParams, type RoutePlugin } from "./schemas.ts";
-import { sessionJson, sessionSchema } from "./session-json.ts";
+import { sessionJson, sessionSchema } from "./sessions.ts";
 
 export interface SessionLabelRoutesOptions {
   store: Pick<Store, "updateSession">;

@@ -2,10 +2,9 @@ import { principalOf } from "../src/auth/index.ts";
 import { RozError } from "../src/errors/index.ts";
 import type { SessionRegistry, WaitingInputView } from "../src/session/index.ts";
 import type { JsonValue } from "../src/domain/index.ts";
-import type { Store, StoredTurn } from "../src/store/index.ts";
-import { errorResponses, idParams, pageSchema, type RoutePlugin, toPage } from "./schemas.ts";
-import { sessionFilterOf, sessionListQuery } from "./session-filters.ts";
-import { sessionJson, sessionSchema } from "./session-json.ts";
+import type { Session, Store, StoredTurn } from "../src/store/index.ts";
+import { errorResponses, idParams, iso, pageSchema, type RoutePlugin, timeSchema, toPage, usageJson, usageSchema } from "./schemas.ts";
+import { sessionFilterOf, sessionListQuery, statuses } from "./session-filters.ts";
 import { turnJson } from "./transcript.ts";
 
 export interface SessionRoutesOptions {
@@ -19,6 +18,28 @@ export interface SessionRoutesOptions {
   /** The user messages that wait in a session, wherever it runs (as last stored when not here). */
   waitingInputs: (tenantId: string, sessionId: string) => Promise<WaitingInputView[]>;
 }
+
+export const sessionSchema = {
+  type: "object",
+  properties: {
+    id: { type: "string" },
+    environment_id: { type: "string" },
+    model: { type: "string", description: "resolved provider/model" },
+    status: { type: "string", enum: statuses },
+    title: { type: "string", description: "StartSession.title, or as last patched" },
+    metadata: { type: "object", additionalProperties: { type: "string" }, description: "StartSession.metadata, or as last patched" },
+    archived: { type: "boolean", description: "archived sessions are left out of lists unless asked for" },
+    host_id: { type: "string" },
+    node_id: { type: "string" },
+    created_at: timeSchema,
+    updated_at: timeSchema,
+    ended_at: timeSchema,
+    usage: usageSchema,
+    turn_count: { type: "integer" },
+    compaction_count: { type: "integer" },
+  },
+  required: ["id", "environment_id", "model", "status", "metadata", "archived", "created_at", "updated_at", "usage", "turn_count", "compaction_count"],
+} as const;
 
 /** One session in detail: also how many streams are attached here and its last response seq. */
 const sessionDetailSchema = {
@@ -71,6 +92,25 @@ const messagesSchema = {
   },
   required: ["session_id"],
 } as const;
+
+/** The REST shape of a session. */
+export const sessionJson = (s: Session) => ({
+  id: s.id,
+  environment_id: s.environmentId,
+  model: s.model,
+  status: s.status,
+  ...(s.title !== undefined ? { title: s.title } : {}),
+  metadata: s.metadata,
+  archived: s.archived,
+  ...(s.hostId !== undefined ? { host_id: s.hostId } : {}),
+  ...(s.nodeId !== undefined ? { node_id: s.nodeId } : {}),
+  created_at: iso(s.createdAt),
+  updated_at: iso(s.updatedAt),
+  ...(s.endedAt !== undefined ? { ended_at: iso(s.endedAt) } : {}),
+  usage: usageJson(s.usage),
+  turn_count: s.turnCount,
+  compaction_count: s.compactionCount,
+});
 
 const notFound = (id: string) => new RozError("not_found", `session "${id}" not found`);
 
