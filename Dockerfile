@@ -13,7 +13,9 @@ FROM node:24.21.0-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production ROZ_HOST=0.0.0.0 ROZ_PORT=8080 ROZ_DATA_DIR=/data
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+# No scripts: the root `prepare` builds the console, which the stage above did (web/ is not here).
+# npm's cache and logs go with the layer that made them.
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && rm -rf /root/.npm /tmp/*
 COPY src ./src
 COPY routes ./routes
 COPY proto ./proto

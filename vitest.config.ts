@@ -9,6 +9,8 @@ const tierSettings: Record<string, object> = {
   // One worker that keeps its modules across files: they share one topology (test/support/shared-cluster.ts).
   // Its own group, so that a run mixing tiers runs it after the others (vitest refuses two worker counts in one group).
   cluster: { isolate: false, fileParallelism: false, maxWorkers: 1, sequence: { groupOrder: 1 } },
+  // One file that builds images and runs containers: alone, after everything else.
+  image: { fileParallelism: false, maxWorkers: 1, sequence: { groupOrder: 2 } },
 };
 
 export default defineConfig({

@@ -20,6 +20,13 @@ const fields = {
   system_instructions: { type: "string", maxLength: 200_000, description: "added to the agent's base instructions" },
   permissions: { type: "array", maxItems: 1000, items: permissionRuleSchema, description: "enforced before the defaults; first match wins" },
   tool_defaults: { type: "object", additionalProperties: true, description: "per-tool settings, stored as given" },
+  teams: {
+    type: "object",
+    properties: { enabled: { type: "boolean" } },
+    required: ["enabled"],
+    additionalProperties: false,
+    description: "whether its sessions' models get the team tools spawn_worker and wait_for_workers; absent: ROZ_TEAMS_DEFAULT decides",
+  },
   is_default: { type: "boolean", description: "the environment used when StartSession.environment_id is empty" },
 } as const;
 
@@ -31,6 +38,7 @@ const patchBody = {
     ...fields,
     default_model: { ...fields.default_model, type: ["string", "null"], description: "null clears it" },
     system_instructions: { ...fields.system_instructions, type: ["string", "null"], description: "null clears them" },
+    teams: { ...fields.teams, type: ["object", "null"], description: "null: back to the server default (ROZ_TEAMS_DEFAULT)" },
   },
   additionalProperties: false,
 } as const;
@@ -64,6 +72,7 @@ const environmentJson = (e: Environment) => ({
   ...(e.instructions !== undefined ? { system_instructions: e.instructions } : {}),
   permissions: e.permissions.map(ruleJson),
   tool_defaults: e.toolDefaults,
+  ...(e.teamsEnabled !== undefined ? { teams: { enabled: e.teamsEnabled } } : {}),
   is_default: e.isDefault,
   created_at: iso(e.createdAt),
   updated_at: iso(e.updatedAt),
@@ -118,6 +127,7 @@ export const environmentRoutes: RoutePlugin<EnvironmentRoutesOptions> = async (a
         ...(typeof body.system_instructions === "string" ? { instructions: body.system_instructions } : {}),
         ...(body.permissions ? { permissions: rulesFromJson(body.permissions) } : {}),
         ...(body.tool_defaults ? { toolDefaults: body.tool_defaults } : {}),
+        ...(body.teams ? { teamsEnabled: body.teams.enabled } : {}),
         ...(body.is_default !== undefined ? { isDefault: body.is_default } : {}),
       };
       const env = await store.createEnvironment(principalOf(request).tenantId, input);
@@ -176,6 +186,7 @@ export const environmentRoutes: RoutePlugin<EnvironmentRoutesOptions> = async (a
         ...(body.system_instructions !== undefined ? { instructions: body.system_instructions } : {}),
         ...(body.permissions ? { permissions: rulesFromJson(body.permissions) } : {}),
         ...(body.tool_defaults ? { toolDefaults: body.tool_defaults } : {}),
+        ...(body.teams !== undefined ? { teamsEnabled: body.teams === null ? null : body.teams.enabled } : {}),
         ...(body.is_default !== undefined ? { isDefault: body.is_default } : {}),
       };
       const env = await store.updateEnvironment(principalOf(request).tenantId, id, patch);

@@ -2,7 +2,7 @@ import { principalOf } from "../src/auth/index.ts";
 import { RozError } from "../src/errors/index.ts";
 import type { SessionRegistry, WaitingInputView } from "../src/session/index.ts";
 import type { JsonValue } from "../src/domain/index.ts";
-import type { Session, Store, StoredTurn } from "../src/store/index.ts";
+import { type Session, sessionEndReasons, type Store, type StoredTurn } from "../src/store/index.ts";
 import { errorResponses, idParams, iso, pageSchema, type RoutePlugin, timeSchema, toPage, usageJson, usageSchema } from "./schemas.ts";
 import { sessionFilterOf, sessionListQuery, statuses } from "./session-filters.ts";
 import { turnJson } from "./transcript.ts";
@@ -34,6 +34,12 @@ export const sessionSchema = {
     created_at: timeSchema,
     updated_at: timeSchema,
     ended_at: timeSchema,
+    end_reason: {
+      type: "string",
+      enum: sessionEndReasons,
+      description:
+        "why an ended session ended: completed (the last client half-closed), client (cancel_session or DELETE), abandoned (nobody re-attached within the detach grace), error",
+    },
     usage: usageSchema,
     turn_count: { type: "integer" },
     compaction_count: { type: "integer" },
@@ -42,7 +48,7 @@ export const sessionSchema = {
 } as const;
 
 /** One session in detail: also how many streams are attached here and its last response seq. */
-const sessionDetailSchema = {
+export const sessionDetailSchema = {
   ...sessionSchema,
   properties: {
     ...sessionSchema.properties,
@@ -107,12 +113,35 @@ export const sessionJson = (s: Session) => ({
   created_at: iso(s.createdAt),
   updated_at: iso(s.updatedAt),
   ...(s.endedAt !== undefined ? { ended_at: iso(s.endedAt) } : {}),
+  ...(s.endReason !== undefined ? { end_reason: s.endReason } : {}),
   usage: usageJson(s.usage),
   turn_count: s.turnCount,
   compaction_count: s.compactionCount,
 });
 
 const notFound = (id: string) => new RozError("not_found", `session "${id}" not found`);
+
+/** A session as `GET /v1/sessions/{id}` shows it; `not_found` when unknown or another tenant's. */
+export async function sessionDetail(
+  {
+    store,
+    registry,
+    waitingInputs,
+  }: Pick<SessionRoutesOptions, "waitingInputs"> & { store: Pick<Store, "getSession" | "lastEventSeq">; registry: Pick<SessionRegistry, "get"> },
+  tenantId: string,
+  id: string,
+) {
+  const session = await store.getSession(tenantId, id);
+  if (!session) throw notFound(id);
+  const live = registry.get(tenantId, id);
+  const waiting = session.status === "active" || session.status === "detached" ? await waitingInputs(tenantId, id) : [];
+  return {
+    ...sessionJson(session),
+    attached_streams: live?.attachedStreams ?? 0,
+    last_seq: live?.lastSeq ?? (await store.lastEventSeq(tenantId, id)) ?? 0,
+    queued_inputs: waiting.map((w) => ({ message_id: w.messageId, content: w.content, delivery: w.delivery, queue_position: w.queuePosition })),
+  };
+}
 
 /**
  * `/sessions` (under `/v1`): list, get, transcript, and DELETE — which ends a live session (status
@@ -143,20 +172,7 @@ export const sessionRoutes: RoutePlugin<SessionRoutesOptions> = async (app, { st
   app.get(
     "/sessions/:id",
     { config, schema: { summary: "Get a session with its usage", tags, params: idParams, response: { 200: sessionDetailSchema, ...errorResponses(404) } } },
-    async (request) => {
-      const { id } = request.params;
-      const tenantId = principalOf(request).tenantId;
-      const session = await store.getSession(tenantId, id);
-      if (!session) throw notFound(id);
-      const live = registry.get(tenantId, id);
-      const waiting = session.status === "active" || session.status === "detached" ? await waitingInputs(tenantId, id) : [];
-      return {
-        ...sessionJson(session),
-        attached_streams: live?.attachedStreams ?? 0,
-        last_seq: live?.lastSeq ?? (await store.lastEventSeq(tenantId, id)) ?? 0,
-        queued_inputs: waiting.map((w) => ({ message_id: w.messageId, content: w.content, delivery: w.delivery, queue_position: w.queuePosition })),
-      };
-    },
+    async (request) => sessionDetail({ store, registry, waitingInputs }, principalOf(request).tenantId, request.params.id),
   );
 
   app.get(

@@ -11,6 +11,9 @@ const contextJson = (b: ContextBlock) =>
 export function turnJson(t: StoredTurn) {
   return {
     seq: t.seq,
+    turn: t.turn,
+    ...(t.rolledBack ? { rolled_back: true } : {}),
+    ...(t.forkedFrom ? { forked_from: { session_id: t.forkedFrom.sessionId, turn: t.forkedFrom.turn } } : {}),
     message_id: t.messageId,
     mode: t.mode,
     user: { content: t.userContent, context: t.userContext.map(contextJson) },

@@ -41,7 +41,7 @@ describe("session error codes", () => {
     // message_too_large is RESOURCE_EXHAUSTED: the in-band code of that name, retryable per its fixed rule.
     expect(sessionErrorOf(new RozError("message_too_large"))).toMatchObject({ code: "resource_exhausted", retryable: true });
     expect(sessionErrorOf(new RozError("malformed_message"))).toMatchObject({ code: "invalid_argument", retryable: false });
-    expect(sessionErrorOf(new RozError("shutting_down"))).toMatchObject({ code: "internal", retryable: true });
+    expect(sessionErrorOf(new RozError("shutting_down"))).toMatchObject({ code: "unavailable", retryable: true });
   });
 
   it("every in-band code is its own reason's name, so a client can match on either", () => {

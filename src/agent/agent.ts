@@ -178,6 +178,11 @@ class SessionAgent implements Agent {
     return this.#history;
   }
 
+  replaceHistory(history: readonly ModelMessage[]): void {
+    if (this.#turn !== undefined) throw new RozError("turn_in_progress");
+    this.#history = [...history];
+  }
+
   dispose(): void {
     this.#disposed = true;
     const turn = this.#turn;

@@ -1,3 +1,4 @@
+import { DEFAULT_TOOL_RESULT_ECHO_BYTES } from "./tool-echo.ts";
 import type { AgentLimits } from "./types.ts";
 
 /**
@@ -10,6 +11,7 @@ export const defaultAgentLimits: Readonly<AgentLimits> = Object.freeze({
   approvalTimeoutMs: 300_000,
   defaultToolTimeoutMs: 120_000,
   toolResultMaxTokens: 8_000,
+  toolResultEchoBytes: DEFAULT_TOOL_RESULT_ECHO_BYTES,
 });
 
 /** `max_context_tokens` when the session configures none. */

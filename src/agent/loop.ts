@@ -10,6 +10,7 @@ import { MAX_CYCLES_SYSTEM, SUMMARY_SYSTEM, renderTranscript } from "./summary.t
 import type { TokenCounter } from "./tokens.ts";
 import type { ToolCallIds } from "./tool-call-ids.ts";
 import { dispatchTools } from "./tool-dispatch.ts";
+import { DEFAULT_TOOL_RESULT_ECHO_BYTES } from "./tool-echo.ts";
 import { awaitApprovals, needsApproval, screenCalls, type PlannedCall, type Screening, type Verdict } from "./tool-gate.ts";
 import { TurnConversation } from "./turn-conversation.ts";
 import { AGENT_FAILURE, modelError, type TurnError } from "./turn-error.ts";
@@ -51,7 +52,7 @@ type Step =
   | { kind: "run_again"; observed: boolean }
   | { kind: "awaiting_approval"; purpose: Purpose; calls: PlannedCall[]; screenings: Screening[] }
   | { kind: "awaiting_tools"; purpose: Purpose; calls: PlannedCall[]; verdicts: Verdict[] }
-  | { kind: "final"; stopReason: Exclude<StopReason, "cancelled">; error?: TurnError }
+  | { kind: "final"; stopReason: Exclude<StopReason, "cancelled">; error?: TurnError; refused?: true }
   | { kind: "cancelled" };
 
 /**
@@ -86,7 +87,7 @@ class TurnLoop {
       this.#conversation.publish();
       for (;;) {
         while (step.kind !== "final" && step.kind !== "cancelled") step = await this.#next(step);
-        if (step.kind === "cancelled" || step.stopReason === "error") break;
+        if (step.kind === "cancelled" || step.stopReason === "error" || step.refused) break;
         if (!this.#joinSteers()) {
           await this.#compactAfterTurn();
           if (!this.#joinSteers()) break;
@@ -179,7 +180,7 @@ class TurnLoop {
     if (result.finish === "content_filter") this.#activity("thinking", "refusal: the model declined to answer");
     if (calls.length === 0) {
       this.#conversation.publish();
-      return { kind: "final", stopReason: truncated ? "max_tokens" : "end_turn" };
+      return { kind: "final", stopReason: truncated ? "max_tokens" : "end_turn", ...(result.finish === "content_filter" ? { refused: true } : {}) };
     }
     return this.#plan("act", calls);
   }
@@ -212,6 +213,7 @@ class TurnLoop {
       signal: deps.signal,
       defaultTimeoutMs: deps.limits.defaultToolTimeoutMs,
       resultMaxTokens: deps.limits.toolResultMaxTokens,
+      echoBytes: deps.limits.toolResultEchoBytes ?? DEFAULT_TOOL_RESULT_ECHO_BYTES,
       emit: deps.emit,
       onRequest: (name) => this.#activity("calling_tool", name, step.purpose === "observe" ? { observing: true } : {}),
     });
@@ -292,7 +294,9 @@ class TurnLoop {
     const error = step.kind === "final" ? step.error : undefined;
     if (error !== undefined) deps.emit({ type: "error", ...error });
     this.#activity("idle");
-    const record = this.#tally.build(stopReason, error, Date.now());
+    // A refused turn is rolled back as it ends (continuing with it yields more refusals); no steer joined it.
+    if (step.kind === "final" && step.refused) deps.publish([...deps.history]);
+    const record = { ...this.#tally.build(stopReason, error, Date.now()), ...(step.kind === "final" && step.refused ? { rolledBack: true } : {}) };
     deps.emit({ type: "turn_complete", messageId: deps.input.messageId, usage: record.usage, stopReason, record });
   }
 }

@@ -1,6 +1,7 @@
 import type { AgentEvent, ServerTool, ToolCallRecord, ToolDeniedReason, ToolOutcome } from "./types.ts";
 import type { PendingMap } from "./pending.ts";
 import { deniedReasonOf, type PlannedCall, type Verdict } from "./tool-gate.ts";
+import { toolFinished } from "./tool-echo.ts";
 import { toolTimeoutMs } from "./tool-registry.ts";
 import type { ToolResultForModel } from "./turn-messages.ts";
 import { truncateHeadTail } from "./truncate.ts";
@@ -18,6 +19,8 @@ export interface DispatchDeps {
   defaultTimeoutMs: number;
   /** Token budget of one result for the model (head+tail cut beyond it). */
   resultMaxTokens: number;
+  /** How much of a result `tool_finished` carries (UTF-8 bytes). */
+  echoBytes: number;
   emit: (event: AgentEvent) => void;
   /** Announces a request going out: `activity{calling_tool, detail: name}`. */
   onRequest: (toolName: string) => void;
@@ -29,6 +32,8 @@ export interface DispatchDeps {
  * the previous one's result (or timeout) — the two groups run side by side. Requests go
  * out in call order as far as these rules allow, and the results come back in call
  * order. After the signal aborts no request is sent and open waits end as `cancelled`.
+ * Every call that went out (a request, or a server tool started) ends with a `tool_finished`:
+ * its result, or its timeout or cancellation as a failure.
  */
 export async function dispatchTools(calls: readonly PlannedCall[], verdicts: readonly Verdict[], deps: DispatchDeps): Promise<DispatchedCall[]> {
   let chain: Promise<unknown> | undefined;
@@ -76,11 +81,17 @@ async function runOne(call: PlannedCall, permission: "allowed" | "approved", dep
     return failed("cancelled", "cancelled");
   }
 
+  const finished = (success: boolean, result: string): void => deps.emit(toolFinished(call, success, result, deps.echoBytes));
   const serverTool = deps.serverTools.get(call.name);
   if (serverTool !== undefined) {
     deps.onRequest(call.name);
     const outcome = await runServerTool(serverTool, call, deps.signal);
-    return deps.signal.aborted ? failed("cancelled", "cancelled") : answered(outcome);
+    if (deps.signal.aborted) {
+      finished(false, "cancelled");
+      return failed("cancelled", "cancelled");
+    }
+    finished(outcome.success, outcome.result);
+    return answered(outcome);
   }
   const timeoutMs = toolTimeoutMs(call.tool!, deps.defaultTimeoutMs);
   // Register the wait before announcing the request: a client may answer at once.
@@ -88,9 +99,13 @@ async function runOne(call: PlannedCall, permission: "allowed" | "approved", dep
   deps.onRequest(call.name);
   deps.emit({ type: "tool_request", toolCallId: call.id, toolName: call.name, parameters: call.parameters, timeoutMs });
   const end = await settled;
-  if (end.kind === "timeout") return failed(`tool timeout after ${timeoutMs}ms`, permission);
-  if (end.kind === "cancelled") return failed("cancelled", permission);
-  return answered(end.value);
+  if (end.kind === "value") {
+    finished(end.value.success, end.value.result);
+    return answered(end.value);
+  }
+  const reason = end.kind === "timeout" ? `tool timeout after ${timeoutMs}ms` : "cancelled";
+  finished(false, reason);
+  return failed(reason, permission);
 }
 
 /** A server tool's outcome; a throw becomes a failed result (the model sees the message). */

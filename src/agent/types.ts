@@ -155,6 +155,8 @@ export interface AgentLimits {
   defaultToolTimeoutMs: number;
   /** Token budget of one tool result shown to the model (head+tail cut beyond it). */
   toolResultMaxTokens: number;
+  /** UTF-8 bytes of a result that `tool_finished` carries to every client (default 16384; 0 = none). */
+  toolResultEchoBytes?: number;
   maxOutputTokens?: number;
   /** Tools a session may hold; `registerTools` beyond it throws `invalid_argument` (default: no cap). */
   maxTools?: number;
@@ -223,6 +225,12 @@ export interface Agent {
    * per-message results (token counts, encodings) keyed by message.
    */
   history(): readonly ModelMessage[];
+  /**
+   * Replaces the conversation between turns (a rollback): `history` must be valid for a
+   * provider, and the next turn sees it instead. Throws `RozError("turn_in_progress")` while a
+   * turn runs. Tool call ids stay unique against every id the session has handed out.
+   */
+  replaceHistory(history: readonly ModelMessage[]): void;
   /** The `registerTools` system context the next turn will use, if any. */
   readonly pendingSystemContext: string | undefined;
   /** Cancels everything and releases timers; the agent is unusable afterwards. */

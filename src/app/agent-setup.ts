@@ -36,6 +36,7 @@ export function agentSettingsOf(config: Config): AgentSettings {
       approvalTimeoutMs: config.approvalTimeoutMs,
       defaultToolTimeoutMs: config.defaultToolTimeoutMs,
       toolResultMaxTokens: config.toolResultMaxTokens,
+      toolResultEchoBytes: config.toolResultEchoBytes,
       maxTools: config.maxTools,
       maxToolsPerRequest: config.maxToolsPerRequest,
     },

@@ -7,13 +7,14 @@ import type { Store } from "../store/index.ts";
 import type { Teams } from "../teams/index.ts";
 import { agentSettingsOf, modelsOf } from "./agent-setup.ts";
 import { createAuthenticator } from "./auth-setup.ts";
-import { nodeIdOf, openBus } from "./bus-setup.ts";
+import { openBus } from "./bus-setup.ts";
 import { wireCluster } from "./cluster-wiring.ts";
 import type { Config } from "./config.ts";
 import { createHttpServer } from "./http-server.ts";
 import { Lifecycle } from "./lifecycle.ts";
 import { createMetrics } from "./metrics.ts";
 import { startNodeHeartbeat } from "./node-heartbeat.ts";
+import { nodeIdentityOf } from "./node-identity.ts";
 import { createRateLimits } from "./rate-limit.ts";
 import { registerConsole, registerRestEdge, registerRestRoutes } from "./routes-setup.ts";
 import { registerRpc, registerRpcEdge } from "./rpc-setup.ts";
@@ -42,7 +43,7 @@ export interface App {
   readonly teams: Teams;
   /** The event bus (in-memory, or NATS with `NATS_URL`). */
   readonly bus: EventBus;
-  /** This process's id in the store's `nodes` (ROZ_NODE_ID, else hostname-pid). */
+  /** This process's id in the store's `nodes` (ROZ_NODE_ID, else hostname-pid-random). */
   readonly nodeId: string;
   /** Listens on the configured host and port; resolves with the base URL. */
   listen(): Promise<string>;
@@ -70,21 +71,34 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   const log = app.log;
   registerRpcEdge(app, config);
   try {
-    const nodeId = nodeIdOf(config);
+    const node = nodeIdentityOf(config);
+    const nodeId = node.id;
     const store = await setUpStore(config, overrides.store, log, lifecycle);
-    const bus = await lifecycle.own("bus", overrides.bus, () => openBus(config, log));
+    const bus = await lifecycle.own("bus", overrides.bus, () => openBus(config, nodeId, log));
     const authenticator = await createAuthenticator(config, store, log);
     const authenticate: RpcAuthenticator = overrides.authenticate ?? ((authorization, scope) => authenticator.authenticate(authorization, scope));
-    const heartbeat = await startNodeHeartbeat(store, nodeId, config, log, lifecycle);
+    const heartbeat = await startNodeHeartbeat(store, node, config, log, lifecycle);
     startSessionRetention(store, nodeId, config, log, lifecycle);
     metrics.observeBus(bus, nodeId);
     const teams = await startTeams({ config, store, bus, models, agent, nodeId, heartbeat, log, lifecycle });
     const rateLimits = createRateLimits(config);
-    const sessions = createSessions({ config, store, persistence: overrides.persistence, nodeId, models, agent, teams, rateLimits, metrics, log, lifecycle });
+    const sessions = createSessions({ config, store, persistence: overrides.persistence, node, models, agent, teams, rateLimits, metrics, log, lifecycle });
     const { routing, relay } = wireCluster(bus, nodeId, sessions, metrics, log, lifecycle);
     await registerRestEdge(app, { config, authenticate, rateLimits, metrics });
     await registerRpc({ config, http, sessions, teams, authenticator, authenticate, relay, metrics, lifecycle });
-    await registerRestRoutes(app, { nodeId, store, bus, models, registry: sessions.registry, routing, teams, authenticator, metrics, lifecycle });
+    await registerRestRoutes(app, {
+      nodeId,
+      store,
+      bus,
+      models,
+      registry: sessions.registry,
+      conversation: sessions.conversation,
+      routing,
+      teams,
+      authenticator,
+      metrics,
+      lifecycle,
+    });
     await registerConsole(app, config);
     return {
       fastify: app,

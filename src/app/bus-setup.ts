@@ -1,13 +1,9 @@
-import { hostname } from "node:os";
 import type { FastifyBaseLogger } from "fastify";
 import { createMemoryBus, createNatsBus, type EventBus } from "../bus/index.ts";
 import type { Config } from "./config.ts";
 
-/** This node's id in a cluster: `ROZ_NODE_ID`, else `hostname-pid`. */
-export const nodeIdOf = (config: Config): string => config.nodeId ?? `${hostname()}-${process.pid}`;
-
-/** The bus this node uses: NATS JetStream when `NATS_URL` is set, else the embedded in-memory one. */
-export async function openBus(config: Config, log: FastifyBaseLogger): Promise<EventBus> {
+/** The bus node `nodeId` uses: NATS JetStream when `NATS_URL` is set, else the embedded in-memory one. */
+export async function openBus(config: Config, nodeId: string, log: FastifyBaseLogger): Promise<EventBus> {
   if (!config.natsUrl) return createMemoryBus();
   const bus = await createNatsBus({
     servers: config.natsUrl,
@@ -15,7 +11,7 @@ export async function openBus(config: Config, log: FastifyBaseLogger): Promise<E
     maxAgeMs: config.natsMaxAgeMs,
     maxBytes: config.natsMaxBytes,
     replicas: config.natsReplicas,
-    connectionName: `roz ${nodeIdOf(config)}`,
+    connectionName: `roz ${nodeId}`,
     onStatus: (event) => {
       if (event.type === "disconnect") log.warn({ server: event.server }, "NATS disconnected; reconnecting");
       else if (event.type === "reconnect") log.info({ server: event.server }, "NATS reconnected");

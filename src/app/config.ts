@@ -179,6 +179,12 @@ export const settings = {
   approvalTimeoutMs: setting("ROZ_APPROVAL_TIMEOUT_MS", 300_000, int(100, 86_400_000), "how long a require_confirmation call waits"),
   defaultToolTimeoutMs: setting("ROZ_TOOL_TIMEOUT_MS", 120_000, int(100, 86_400_000), "tool timeout when ToolSchema.timeout_ms is 0"),
   toolResultMaxTokens: setting("ROZ_TOOL_RESULT_MAX_TOKENS", 8_000, int(100, 1_000_000), "tool result budget shown to the model"),
+  toolResultEchoBytes: setting(
+    "ROZ_TOOL_RESULT_ECHO_BYTES",
+    16_384,
+    int(0, 4 * 1024 * 1024),
+    "UTF-8 bytes of a tool result that ToolFinished carries to every attached client (0 = no result text)",
+  ),
   maxTools: setting("ROZ_MAX_TOOLS", 1000, int(1, 1_000_000), "tools one session may hold (register_tools beyond it: invalid_argument)"),
   maxToolsPerRequest: setting("ROZ_MAX_TOOLS_PER_REQUEST", 512, int(1, 1_000_000), "tools one start, user_message or register_tools may carry"),
   permissionRules: setting("ROZ_PERMISSION_RULES", undefined, optStr, "JSON list of default permission rules [{tool_pattern, policy, reason?}]"),
@@ -188,7 +194,12 @@ export const settings = {
     oneOf("normal", "full"),
     "SQLite durability: normal survives a process crash; full also a power loss (fsync per commit, slower)",
   ),
-  detachGraceMs: setting("ROZ_DETACH_GRACE_MS", 600_000, int(0, 86_400_000), "how long a detached session stays resumable"),
+  detachGraceMs: setting(
+    "ROZ_DETACH_GRACE_MS",
+    600_000,
+    int(0, 86_400_000),
+    "how long a detached session stays resumable (then it ends: cancelled, end_reason abandoned)",
+  ),
   maxQueuedInputs: setting("ROZ_MAX_QUEUED_INPUTS", 16, int(1, 10_000), "user messages that may wait in one session while a turn runs (queued or steered)"),
   sessionRetentionDays: setting(
     "ROZ_SESSION_RETENTION_DAYS",
@@ -216,11 +227,22 @@ export const settings = {
     int(1, 10),
     "deepest worker level: 1 = only sessions and REST start workers, 2 = workers may spawn once more, …",
   ),
+  teamsDefault: setting(
+    "ROZ_TEAMS_DEFAULT",
+    "off",
+    oneOf("on", "off"),
+    "on: sessions whose environment does not say teams.enabled false get the team tools (spawn_worker, wait_for_workers)",
+  ),
   workerTimeoutMs: setting("ROZ_WORKER_TIMEOUT_MS", 600_000, int(100, 86_400_000), "time limit of one worker (then it fails with timeout)"),
   consoleDir: setting("ROZ_CONSOLE_DIR", undefined, optStr, "folder of the built web console served at / (`off`: no console)", "web/dist of this installation"),
-  nodeId: setting("ROZ_NODE_ID", undefined, optStr, "this node's id in a cluster", "hostname-pid"),
+  nodeId: setting("ROZ_NODE_ID", undefined, optStr, "this node's id; a set one is waited for after a crash until its heartbeat expires", "hostname-pid-random"),
   nodeHeartbeatMs: setting("ROZ_NODE_HEARTBEAT_MS", 5_000, int(100, 600_000), "how often this node writes its heartbeat to the store"),
-  nodeExpiryMs: setting("ROZ_NODE_EXPIRY_MS", 20_000, int(200, 3_600_000), "a node silent this long is gone: its sessions may be adopted"),
+  nodeExpiryMs: setting(
+    "ROZ_NODE_EXPIRY_MS",
+    20_000,
+    int(200, 3_600_000),
+    "a node silent this long is gone: its sessions may be adopted (a dead process of this host is gone at once)",
+  ),
 } as const;
 
 type Settings = typeof settings;

@@ -4,6 +4,7 @@ import swagger from "@fastify/swagger";
 import { cors as connectCors } from "@connectrpc/connect";
 import type { FastifyInstance } from "fastify";
 import { consoleRoutes } from "../../routes/console.ts";
+import { conversationRoutes } from "../../routes/conversation.ts";
 import { environmentRoutes } from "../../routes/environments.ts";
 import { healthRoutes } from "../../routes/health.ts";
 import { keyRoutes } from "../../routes/keys.ts";
@@ -18,7 +19,7 @@ import type { EventBus } from "../bus/index.ts";
 import type { SessionRouting } from "../cluster/index.ts";
 import type { ModelCatalog } from "../models/index.ts";
 import { conversationJson, type RpcAuthenticator } from "../rpc/index.ts";
-import { type SessionRegistry, storedWaitingInputs } from "../session/index.ts";
+import { type ConversationControl, type Principal, type SessionRegistry, storedWaitingInputs } from "../session/index.ts";
 import type { Store } from "../store/index.ts";
 import type { Teams } from "../teams/index.ts";
 import { busReadiness } from "./bus-setup.ts";
@@ -74,6 +75,8 @@ export interface RestRoutesSetup {
   bus: EventBus;
   models: ModelCatalog;
   registry: SessionRegistry;
+  /** Fork and rollback for REST. */
+  conversation: ConversationControl;
   routing: SessionRouting | undefined;
   teams: Teams;
   authenticator: Authenticator;
@@ -83,7 +86,7 @@ export interface RestRoutesSetup {
 
 /** Health and readiness, the OpenAPI document, the versioned REST API under /v1, and /metrics. Registered after the Connect plugin, which keeps its own JSON parser in its scope. */
 export async function registerRestRoutes(app: FastifyInstance, setup: RestRoutesSetup): Promise<void> {
-  const { nodeId, store, bus, models, registry, routing, teams, authenticator, metrics, lifecycle } = setup;
+  const { nodeId, store, bus, models, registry, conversation, routing, teams, authenticator, metrics, lifecycle } = setup;
   registerRestJsonParser(app);
   await app.register(healthRoutes, {
     readiness: async () => [
@@ -120,6 +123,12 @@ export async function registerRestRoutes(app: FastifyInstance, setup: RestRoutes
         waitingInputs,
         ...(routing ? { endOnOwner: routing.endOnOwner } : {}),
       });
+      const control = {
+        fork: conversation.fork.bind(conversation),
+        rollback: (principal: Principal, id: string, turns: number) =>
+          conversation.rollback(principal, id, turns, routing && ((node) => routing.rollbackOnOwner(principal, id, node, turns))),
+      };
+      await v1.register(conversationRoutes, { control, store, registry, waitingInputs });
       await v1.register(sessionLabelRoutes, { store });
       await v1.register(taskRoutes, { teams });
       await v1.register(keyRoutes, { store, onKeyCreated: () => authenticator.keysChanged(), onKeyRevoked: (keyId) => authenticator.keyRevoked(keyId) });

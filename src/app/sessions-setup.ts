@@ -3,13 +3,22 @@ import type { FastifyBaseLogger } from "fastify";
 import { createAgent } from "../agent/index.ts";
 import type { ModelCatalog } from "../models/index.ts";
 import { encodeResponse } from "../rpc/index.ts";
-import { type SessionDeps, SessionDirectory, type SessionPersistence, SessionRegistry, type SessionStream, storePersistence } from "../session/index.ts";
+import {
+  ConversationControl,
+  type SessionDeps,
+  SessionDirectory,
+  type SessionPersistence,
+  SessionRegistry,
+  type SessionStream,
+  storePersistence,
+} from "../session/index.ts";
 import type { Store } from "../store/index.ts";
 import type { Teams } from "../teams/index.ts";
 import type { AgentSettings } from "./agent-setup.ts";
 import type { Config } from "./config.ts";
 import type { Lifecycle } from "./lifecycle.ts";
 import type { Metrics } from "./metrics.ts";
+import { type NodeIdentity, stopDeadLocalNodes } from "./node-identity.ts";
 import type { RateLimits } from "./rate-limit.ts";
 import { teamExtension } from "./team-wiring.ts";
 
@@ -21,6 +30,8 @@ export interface Sessions {
   readonly deps: SessionDeps;
   readonly registry: SessionRegistry;
   readonly directory: SessionDirectory;
+  /** Fork and rollback for callers without a stream (REST). */
+  readonly conversation: ConversationControl;
   /** Session streams open on this node (its clients' and relayed ones): ended at shutdown. */
   readonly openStreams: Set<SessionStream>;
 }
@@ -30,7 +41,7 @@ export interface SessionsSetup {
   store: Store;
   /** A test's or benchmark's persistence; default: the store, timed per call. */
   persistence: SessionPersistence | undefined;
-  nodeId: string;
+  node: NodeIdentity;
   models: ModelCatalog;
   agent: AgentSettings;
   teams: Teams;
@@ -46,11 +57,14 @@ export interface SessionsSetup {
  * the next process), and open streams end with UNAVAILABLE. Idle sessions cost no wait.
  */
 export function createSessions(setup: SessionsSetup): Sessions {
-  const { config, store, nodeId, agent, metrics, lifecycle } = setup;
+  const { config, store, node, agent, metrics, lifecycle } = setup;
+  // An owner on this host whose process is gone is dead at once: not waited for, and marked so for every node.
+  const isGone = async (nodeId: string) => (await stopDeadLocalNodes(store, node)).includes(nodeId);
   const deps: SessionDeps = {
     models: setup.models,
     createAgent,
-    persistence: setup.persistence ?? storePersistence(store, { id: nodeId, expiryMs: config.nodeExpiryMs }, (op, run) => metrics.observeStore(op, run)),
+    persistence:
+      setup.persistence ?? storePersistence(store, { id: node.id, expiryMs: config.nodeExpiryMs, isGone }, (op, run) => metrics.observeStore(op, run)),
     limits: agent.limits,
     defaultPermissions: agent.defaultPermissions,
     defaultMaxContextTokens: config.maxContextTokens,
@@ -60,6 +74,7 @@ export function createSessions(setup: SessionsSetup): Sessions {
     log: setup.log,
     metrics: metrics.session,
     allowSessionStart: (principal) => setup.rateLimits.allowSessionStart(principal),
+    teamsDefault: config.teamsDefault === "on",
     extend: teamExtension(setup.teams),
     startTimeoutMs: config.startTimeoutMs,
     encodeEvent: encodeResponse,
@@ -78,5 +93,6 @@ export function createSessions(setup: SessionsSetup): Sessions {
   lifecycle.onClose("open streams", () => {
     for (const stream of openStreams) stream.shutdown();
   });
-  return { deps, registry, directory: new SessionDirectory(deps, registry), openStreams };
+  const directory = new SessionDirectory(deps, registry);
+  return { deps, registry, directory, conversation: new ConversationControl(deps, registry, directory), openStreams };
 }

@@ -21,15 +21,22 @@ export function parentSessionOf(link: SessionLink): ParentSession {
     permissions: () => link.permissions(),
     clientTools: () => link.clientTools(),
     requestTool: (call) => link.emit({ type: "worker_tool_request", ...call }),
+    toolFinished: (finished) => link.emit({ type: "tool_finished", ...finished }),
     askApproval: (approval) => link.emit({ type: "activity", state: "waiting_approval", detail: approval.toolCallId, approval }),
     route: (toolCallId, route) => link.route(toolCallId, route),
     teamStarted: (taskId) => link.emit({ type: "team_started", taskId }),
   };
 }
 
-/** `SessionDeps.extend`: every started session gets the team tools and ends its task with it. */
+/**
+ * `SessionDeps.extend`: every started session ends its task with it, and its model gets the
+ * team tools only when the session has them on (§7: opt-in per environment or server default).
+ */
 export function teamExtension(teams: Teams): (link: SessionLink) => SessionExtension {
-  return (link) => teams.attachSession(parentSessionOf(link));
+  return (link) => {
+    const extension = teams.attachSession(parentSessionOf(link));
+    return link.teams ? extension : { ...extension, serverTools: [] };
+  };
 }
 
 export interface TeamsSetup {

@@ -32,6 +32,8 @@ const requests = {
   "end-session": { tenantId: "string", sessionId: "string", reason: "string" },
   /** Hand one request to a live session of the asked node (SendToSession received elsewhere). */
   deliver: { principal: "principal", sessionId: "string", request: "bytes" },
+  /** Roll back the last turns of a live session of the asked node (REST received elsewhere). */
+  rollback: { principal: "principal", sessionId: "string", turns: "number" },
   /** Host a stream of `sessionId` for a client of the asking node; responses go on the relay's line. */
   "relay-open": { relayId: "string", principal: "principal", sessionId: "string", afterSeq: "number", format: "string" },
   /** One client request for a hosted stream. */
@@ -50,6 +52,7 @@ const requests = {
 const replies = {
   "end-session": {},
   deliver: { lastSeq: "number" },
+  rollback: { turns: "number", remainingTurns: "number" },
   "relay-open": {},
   "relay-request": {},
   "relay-closed": {},

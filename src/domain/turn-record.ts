@@ -75,4 +75,8 @@ export interface TurnRecord {
   compactions: number;
   startedAt: number;
   endedAt: number;
+  /** The turn's number in its session (1, 2, … in the order turns start); set by the session before it is stored. */
+  turn?: number;
+  /** Left out of what the model sees next: the model refused it, or a client rolled it back. */
+  rolledBack?: boolean;
 }

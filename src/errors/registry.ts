@@ -28,6 +28,7 @@ export const reasons = {
   permission_denied: { code: "permission_denied", retryable: false, inBand: "fixed", message: "the key lacks the required scope" },
   events_expired: { code: "out_of_range", retryable: false, inBand: "fixed", message: "the events after this seq are no longer kept" },
   interrupted: { code: "unavailable", retryable: true, inBand: "fixed", message: "the turn was interrupted by a server restart" },
+  unavailable: { code: "unavailable", retryable: true, inBand: "fixed", message: "service unavailable" },
   // transport and REST
   message_too_large: { code: "resource_exhausted", retryable: false, message: "message exceeds the size limit", http: 413 },
   malformed_message: { code: "invalid_argument", retryable: false, message: "malformed message" },
@@ -36,7 +37,7 @@ export const reasons = {
   rate_limited: { code: "resource_exhausted", retryable: true, message: "rate limit exceeded" },
   route_not_found: { code: "not_found", retryable: false, message: "no such route" },
   conflict: { code: "already_exists", retryable: false, message: "conflict" },
-  unavailable: { code: "unavailable", retryable: true, message: "service unavailable" },
+
   shutting_down: { code: "unavailable", retryable: true, message: "server is shutting down" },
   config_invalid: { code: "invalid_argument", retryable: false, message: "invalid configuration" },
   startup_failed: { code: "unavailable", retryable: true, message: "the server could not start" },

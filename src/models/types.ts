@@ -41,6 +41,7 @@ export interface ModelRequest {
   signal: AbortSignal;
 }
 
+/** `content_filter`: the model refused (Anthropic `stop_reason: refusal`, an OpenAI `refusal` part, a filtered response). */
 export type FinishReason = "end_turn" | "tool_use" | "max_tokens" | "content_filter";
 
 /**

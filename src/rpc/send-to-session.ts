@@ -2,7 +2,7 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
 import { afterPendingIo } from "../domain/index.ts";
 import { RozError, toRozError } from "../errors/index.ts";
-import { isUuid, type Principal } from "../session/index.ts";
+import { isUuid, ownerWaitedFor, type Principal } from "../session/index.ts";
 import {
   type SendToSessionRequest,
   type SendToSessionResponse,
@@ -53,7 +53,7 @@ export async function deliverToSession(
   deps.noteOperation?.({ rpc: "SendToSession", request: command.type, tenantId: principal.tenantId, keyId: principal.keyId });
   const located = await deps.directory.find(principal, sessionId);
   if (located.kind === "remote") {
-    if (!deps.relay) throw new RozError("unavailable", "the session is running on another node; retry on that node");
+    if (!deps.relay) throw ownerWaitedFor(located.nodeId);
     return deps.relay.deliver(located.nodeId, principal, sessionId, toBinary(SessionRequestSchema, request));
   }
   if (located.kind === "ended" || (located.session.status !== "active" && located.session.status !== "detached")) {

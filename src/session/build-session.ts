@@ -17,6 +17,8 @@ export interface SessionBuild {
   pendingSystemContext?: string;
   /** For a session rebuilt from the store: its last seq. */
   lastSeq?: number;
+  /** For a session rebuilt from the store or a fork: the number of its last turn. */
+  lastTurn?: number;
   /** For a session rebuilt after a crash: the turn that was running then. */
   cutTurn?: RunningTurnInfo;
   /** For a session rebuilt from the store: the user messages that waited. */
@@ -37,6 +39,7 @@ export function buildSession(deps: SessionDeps, registry: SessionRegistry, build
     tenantId: principal.tenantId,
     model: model.name,
     environmentId: origin.environmentId,
+    teams: origin.teams === true,
     permissions: () => agent.permissions,
     clientTools: () => agent.clientTools(),
     emit: (event) => session?.emit(event),
@@ -61,6 +64,7 @@ export function buildSession(deps: SessionDeps, registry: SessionRegistry, build
     registry,
     origin,
     ...(build.lastSeq !== undefined ? { lastSeq: build.lastSeq } : {}),
+    ...(build.lastTurn !== undefined ? { lastTurn: build.lastTurn } : {}),
     ...(build.cutTurn ? { cutTurn: build.cutTurn } : {}),
     ...(build.waitingInputs ? { waitingInputs: build.waitingInputs } : {}),
     ...(extension ? { extension } : {}),

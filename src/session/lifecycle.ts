@@ -35,6 +35,8 @@ export class Lifecycle {
   #status: SessionStatus = "active";
   #ending: Promise<void> | undefined;
   #detachTimer: NodeJS.Timeout | undefined;
+  /** Set when the detach grace ran out: the stored end says `abandoned`. */
+  #abandoned = false;
 
   constructor(init: LifecycleInit) {
     this.#init = init;
@@ -89,6 +91,7 @@ export class Lifecycle {
     this.#setStatus("detached");
     this.#detachTimer = setTimeout(() => {
       this.#detachTimer = undefined;
+      this.#abandoned = true;
       void this.#init.end("cancelled", "detached session expired");
     }, this.#init.deps.detachGraceMs);
     this.#detachTimer.unref();
@@ -151,7 +154,7 @@ export class Lifecycle {
     const attached = this.#init.streams.clear();
     await this.#init.writer.flushEvents();
     try {
-      await deps.persistence.setStatus(tenantId, sessionId, status);
+      await deps.persistence.setStatus(tenantId, sessionId, status, this.#abandoned ? "abandoned" : undefined);
     } catch (err) {
       deps.log.error({ err, sessionId }, "could not persist session end");
     }

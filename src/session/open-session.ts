@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { RozError } from "../errors/index.ts";
 import { buildSession } from "./build-session.ts";
+import { forkStartProblem, openFork } from "./fork.ts";
 import type { Principal, SessionDeps } from "./ports.ts";
 import { toolCapProblem } from "./requests.ts";
 import type { Session } from "./session.ts";
@@ -9,11 +10,16 @@ import type { StartCommand } from "./types.ts";
 import { isUuid } from "./uuid.ts";
 
 /**
- * Opens a new session for `start` (§1): checks the request, the start rate, the environment
+ * Opens a new session for `start` (§1; a fork's, §11, see `openFork`): checks the request, the start rate, the environment
  * and the model, creates it in the store, builds it, registers it and stores its first state.
  * Every refusal throws (the stream reports it as fatal); nothing is created then.
  */
 export async function openSession(deps: SessionDeps, registry: SessionRegistry, principal: Principal, command: StartCommand): Promise<Session> {
+  if (command.fork) {
+    const problem = forkStartProblem(command);
+    if (problem !== undefined) throw new RozError("invalid_argument", problem);
+    return openFork(deps, registry, principal, command.fork);
+  }
   const tooMany = toolCapProblem(command, deps.limits);
   if (tooMany !== undefined) throw new RozError("invalid_argument", tooMany);
   if (!deps.allowSessionStart(principal)) throw new RozError("resource_exhausted", "too many sessions started; retry later");
@@ -42,6 +48,8 @@ export async function openSession(deps: SessionDeps, registry: SessionRegistry, 
     ...(command.systemPrompt.length > 0 ? { systemPrompt: command.systemPrompt } : {}),
     maxContextTokens: command.maxContextTokens ?? model.contextWindow ?? deps.defaultMaxContextTokens,
     permissions: [...environment.permissionRules, ...deps.defaultPermissions],
+    ...((environment.teams ?? deps.teamsDefault) ? { teams: true } : {}),
+    ...(command.history.length > 0 ? { startHistory: command.history } : {}),
   };
   const session = buildSession(deps, registry, { id, principal, model, origin, tools: command.tools, history: command.history });
   registry.add(session);

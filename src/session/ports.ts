@@ -5,6 +5,7 @@
 import type { Agent, AgentLimits, AgentOptions, ClientTool, PermissionRule, ServerTool, ToolOutcome, TurnRecord } from "../agent/index.ts";
 import type { Principal, StoredText } from "../domain/index.ts";
 import type { ModelCatalog } from "../models/index.ts";
+import type { StoredTurn, TurnOrigin } from "../store/index.ts";
 import type { LoggedEvent, SequencedEvent, SessionEvent, SessionStatus } from "./types.ts";
 
 export type { SessionStatus } from "./types.ts";
@@ -17,6 +18,8 @@ export interface SessionEnvironment {
   defaultModel?: string;
   instructions?: string;
   permissionRules: PermissionRule[];
+  /** Its word on the team tools; absent: `SessionDeps.teamsDefault` decides. */
+  teams?: boolean;
 }
 
 /** A started session as `createSession` stores it. */
@@ -58,7 +61,18 @@ export interface SessionPersistence {
    * while the session's node is still `fromNode` (compare-and-set), so exactly one node wins.
    */
   adoptSession(tenantId: string, sessionId: string, fromNode: string | undefined): Promise<boolean>;
-  setStatus(tenantId: string, sessionId: string, status: SessionStatus): Promise<void>;
+  /** `abandoned`: an ending because nobody re-attached within the detach grace (REST `end_reason`). */
+  setStatus(tenantId: string, sessionId: string, status: SessionStatus, endReason?: "abandoned"): Promise<void>;
+  /** The session's stored turns in order; undefined when unknown or another tenant's. */
+  listTurns(tenantId: string, sessionId: string): Promise<StoredTurn[] | undefined>;
+  /** Marks the turns numbered `turns` rolled back and stores the state, atomically. */
+  rollBackTurns(tenantId: string, sessionId: string, turns: readonly number[], state: StoredText): Promise<void>;
+  /** Stores a new session (as `createSession`, owned by this node) holding copies of `turns`, and its state, atomically. */
+  forkSession(
+    session: { id: string; tenantId: string; environmentId: string; model: string; status?: "detached" },
+    turns: readonly { record: TurnRecord; origin: TurnOrigin }[],
+    state: StoredText,
+  ): Promise<void>;
   putFeedback(tenantId: string, sessionId: string, messageId: string, rating: string): Promise<void>;
 }
 
@@ -72,6 +86,8 @@ export interface StoredSession {
   /** Whether `nodeId` still heart-beats (a live session of another process is not adoptable). */
   ownerAlive: boolean;
   environmentId: string;
+  /** Stored turns (the number of the last one, for a snapshot older than turn numbers). */
+  turnCount?: number;
   /** The `SessionSnapshot` JSON written at the last turn or detach; absent for older sessions. */
   state?: string;
 }
@@ -106,6 +122,8 @@ export interface SessionLink {
   /** The resolved model name. */
   readonly model: string;
   readonly environmentId: string;
+  /** Whether the session's model is offered the team tools (decided at start, kept for the session's life). */
+  readonly teams: boolean;
   /** The rules the session enforces (environment's, then the defaults). */
   permissions(): PermissionRule[];
   /** The client tools the session has now. */
@@ -144,6 +162,8 @@ export interface SessionDeps {
   memoryEvents: number;
   /** May this principal start another session now? (per-key rate limit) */
   allowSessionStart(principal: Principal): boolean;
+  /** Team tools for sessions whose environment does not say (`ROZ_TEAMS_DEFAULT=on`); default off. */
+  teamsDefault?: boolean;
   /** Adds server tools and end hooks to each started session (teams); none when absent. */
   extend?: (link: SessionLink) => SessionExtension;
   /** A stream that sends no `start` within this time ends with `invalid_argument` (default: never). */

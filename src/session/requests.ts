@@ -5,6 +5,7 @@ import { toRozError } from "../errors/index.ts";
 import type { ClientAnswers } from "./client-answers.ts";
 import { sessionErrorOf } from "./error-codes.ts";
 import type { SessionDeps } from "./ports.ts";
+import type { Rollbacks } from "./rollback.ts";
 import type { StoreWriter } from "./store-writer.ts";
 import type { TurnRunner } from "./turn-runner.ts";
 import type { SessionCommand, SessionErrorCode } from "./types.ts";
@@ -35,6 +36,8 @@ export interface SessionRequestsInit {
   error: (code: SessionErrorCode, message: string, requestId?: string) => void;
   /** Ends the session as `cancelled` (cancel_session). */
   cancel: (reason: string) => Promise<void>;
+  /** Rolls back the last turns and tells every attached stream. */
+  rollbacks: Pick<Rollbacks, "run">;
 }
 
 /** What a started session does with each client request (§1–§4), from any attached stream or from SendToSession. */
@@ -88,6 +91,14 @@ export class SessionRequests {
         }
         if (!turns.running) this.#init.writer.storeState();
         return;
+      case "rollback":
+        return this.#init.rollbacks.run(command.turns).then(
+          () => undefined,
+          (err: unknown) => {
+            const { code, message } = sessionErrorOf(toRozError(err));
+            error(code, message);
+          },
+        );
       case "feedback":
         return this.#feedback(command.messageId, command.rating);
       case "unsupported":

@@ -3,7 +3,7 @@ import type { Principal, SessionDeps } from "./ports.ts";
 import { buildSession } from "./build-session.ts";
 import type { Session } from "./session.ts";
 import type { SessionRegistry } from "./session-registry.ts";
-import { decodeSnapshot } from "./snapshot.ts";
+import { decodeSnapshot, originOf } from "./snapshot.ts";
 import { isUuid } from "./uuid.ts";
 
 /**
@@ -11,6 +11,13 @@ import { isUuid } from "./uuid.ts";
  * heart-beats (`nodeId`, reached through the relay), or only in the store (ended).
  */
 export type LocatedSession = { kind: "live"; session: Session } | { kind: "remote"; nodeId: string } | { kind: "ended"; lastSeq: number };
+
+/**
+ * The answer for a session whose owner is another node that still counts as alive and cannot
+ * be reached from here (no relay): retryable, since its sessions are adopted once it is gone.
+ */
+export const ownerWaitedFor = (nodeId: string): RozError =>
+  new RozError("unavailable", `the session's node ${nodeId} still counts as running and is waited for until its heartbeat expires; retry`);
 
 /**
  * Finds the session a client re-attaches to: a live one of this process, else the store's.
@@ -50,7 +57,7 @@ export class SessionDirectory {
   async findHere(principal: Principal, sessionId: string): Promise<Exclude<LocatedSession, { kind: "remote" }>> {
     if (!isUuid(sessionId)) throw new RozError("not_found", `session "${sessionId}" not found`);
     const located = await this.find(principal, sessionId);
-    if (located.kind === "remote") throw new RozError("unavailable", "the session is running on another node; retry on that node");
+    if (located.kind === "remote") throw ownerWaitedFor(located.nodeId);
     if (located.kind === "live" && located.session.ending) {
       await located.session.ending;
       return { kind: "ended", lastSeq: located.session.lastSeq };
@@ -80,18 +87,12 @@ export class SessionDirectory {
       id: sessionId,
       principal,
       model,
-      origin: {
-        environmentId: snapshot.environmentId,
-        projectContext: snapshot.projectContext,
-        ...(snapshot.instructions !== undefined ? { instructions: snapshot.instructions } : {}),
-        ...(snapshot.systemPrompt !== undefined ? { systemPrompt: snapshot.systemPrompt } : {}),
-        maxContextTokens: snapshot.maxContextTokens,
-        permissions: snapshot.permissions,
-      },
+      origin: originOf(snapshot),
       tools: snapshot.tools,
       history: snapshot.history,
       ...(snapshot.pendingSystemContext !== undefined ? { pendingSystemContext: snapshot.pendingSystemContext } : {}),
       lastSeq: Math.max(stored.lastSeq, snapshot.lastSeq),
+      lastTurn: snapshot.lastTurn ?? stored.turnCount ?? 0,
       ...(snapshot.runningTurn ? { cutTurn: snapshot.runningTurn } : {}),
       ...(snapshot.waitingInputs ? { waitingInputs: snapshot.waitingInputs } : {}),
     });

@@ -8,6 +8,7 @@ import { type Attachment, FanOut } from "./fan-out.ts";
 import { type EndStatus, Lifecycle } from "./lifecycle.ts";
 import type { ClientAnswerRoute, Principal, SessionDeps, SessionExtension, SessionStatus } from "./ports.ts";
 import { SessionRequests } from "./requests.ts";
+import { type RollbackResult, Rollbacks } from "./rollback.ts";
 import { Sequencer } from "./sequencer.ts";
 import type { RunningTurnInfo, SessionOrigin } from "./snapshot.ts";
 import { StoreWriter } from "./store-writer.ts";
@@ -53,6 +54,7 @@ export class Session {
   readonly #answers: ClientAnswers;
   readonly #requests: SessionRequests;
   readonly #lifecycle: Lifecycle;
+  readonly #rollbacks: Rollbacks;
   readonly #inputs: UserInputs;
 
   constructor(init: {
@@ -68,6 +70,8 @@ export class Session {
     lastSeq?: number;
     /** For a session rebuilt after a crash: the turn that was running then. */
     cutTurn?: RunningTurnInfo;
+    /** For a session rebuilt from the store or a fork: the number of its last turn. */
+    lastTurn?: number;
     /** For a session rebuilt from the store: the user messages that waited. */
     waitingInputs?: readonly WaitingInput[];
     /** Server tools and end hooks (teams), built with the agent. */
@@ -107,6 +111,7 @@ export class Session {
       running: () => this.#turns.runningTurn,
       turnRunning: () => this.#turns.running,
       lastSeq: () => this.#sequencer.lastSeq,
+      lastTurn: () => this.#turns.lastTurn,
       waitingInputs: () => this.#inputs.all(),
     });
     const ending = (): boolean => this.#lifecycle.ending !== undefined;
@@ -119,6 +124,7 @@ export class Session {
       deps,
       ending,
       ...(init.cutTurn ? { cutTurn: init.cutTurn } : {}),
+      ...(init.lastTurn !== undefined ? { lastTurn: init.lastTurn } : {}),
       ended: () => this.#inputs.resume(),
     });
     const error = (code: SessionErrorCode, message: string, requestId?: string): void => this.#error(code, message, requestId);
@@ -134,7 +140,9 @@ export class Session {
     });
     this.#answers = new ClientAnswers(agent, this.#waits, error);
     const common = { sessionId: id, tenantId, agent, deps, turns: this.#turns, writer: this.#writer, inputs: this.#inputs };
-    this.#requests = new SessionRequests({ ...common, answers: this.#answers, error, cancel: (reason) => registry.end(this, "cancelled", reason) });
+    const rollbacks = new Rollbacks({ ...common, origin: init.origin, ending, emit: (event) => this.emit(event) });
+    this.#rollbacks = rollbacks;
+    this.#requests = new SessionRequests({ ...common, answers: this.#answers, error, rollbacks, cancel: (reason) => registry.end(this, "cancelled", reason) });
     this.#lifecycle = new Lifecycle({
       ...common,
       streams: this.#streams,
@@ -245,6 +253,14 @@ export class Session {
   /** A client's approval decision; the first one wins, like tool results. `modifier` is merged into an approved call's arguments. */
   decidePermission(toolCallId: string, approved: boolean, modifier?: JsonObject): void {
     this.#answers.decidePermission(toolCallId, approved, modifier);
+  }
+
+  /**
+   * Removes the last `turns` completed turns from what the model sees next (see `rollBack`)
+   * and tells every attached stream with `rolled_back`; throws the refusal otherwise.
+   */
+  rollback(turns: number): Promise<RollbackResult> {
+    return this.#rollbacks.run(turns);
   }
 
   /** Stores the session's state in the write order (see `StoreWriter.storeState`). */

@@ -18,12 +18,18 @@ export interface SessionSnapshot {
   systemPrompt?: string[];
   maxContextTokens: number;
   permissions: PermissionRule[];
+  /** Its model is offered the team tools (environment or server default at start); absent: not. */
+  teams?: boolean;
   tools: ClientTool[];
   history: readonly ModelMessage[];
   pendingSystemContext?: string;
   lastSeq: number;
   /** The turn that was running when this was stored (written as a turn starts): cut if the process died. */
   runningTurn?: RunningTurnInfo;
+  /** The number of the last turn started (every turn counts, §11); absent in older snapshots. */
+  lastTurn?: number;
+  /** The conversation the session started with (`StartSession.history`, or a fork's copy): a rollback rebuilds from it. */
+  startHistory?: readonly ModelMessage[];
   /** User messages that waited (queued, steers not yet seen, interrupts), in the order they are taken. */
   waitingInputs?: WaitingInput[];
 }
@@ -34,10 +40,27 @@ export interface RunningTurnInfo {
   userContent: string;
   mode: "react" | "ooda_re_act";
   startedAt: number;
+  /** Its number; absent in older snapshots. */
+  turn?: number;
 }
 
 /** The parts of a snapshot fixed at start. */
-export type SessionOrigin = Pick<SessionSnapshot, "environmentId" | "projectContext" | "instructions" | "systemPrompt" | "maxContextTokens" | "permissions">;
+export type SessionOrigin = Pick<
+  SessionSnapshot,
+  "environmentId" | "projectContext" | "instructions" | "systemPrompt" | "maxContextTokens" | "permissions" | "teams" | "startHistory"
+>;
+
+/** The fixed parts of a stored snapshot. */
+export const originOf = (snapshot: SessionSnapshot): SessionOrigin => ({
+  environmentId: snapshot.environmentId,
+  projectContext: snapshot.projectContext,
+  ...(snapshot.instructions !== undefined ? { instructions: snapshot.instructions } : {}),
+  ...(snapshot.systemPrompt !== undefined ? { systemPrompt: snapshot.systemPrompt } : {}),
+  maxContextTokens: snapshot.maxContextTokens,
+  permissions: snapshot.permissions,
+  ...(snapshot.teams ? { teams: true } : {}),
+  ...(snapshot.startHistory !== undefined ? { startHistory: snapshot.startHistory } : {}),
+});
 
 const BYTES = "$bytes";
 
@@ -73,15 +96,20 @@ function encodeOnce(part: object): string | Uint8Array | Promise<string | Uint8A
  * joins. What is encoded is what `snapshot` holds when called: its parts never change.
  */
 export async function encodeSnapshot(snapshot: SessionSnapshot): Promise<TextParts> {
-  const { history, runningTurn, ...rest } = snapshot;
+  const { history, runningTurn, startHistory, ...rest } = snapshot;
   const parts: (string | Uint8Array | Promise<string | Uint8Array>)[] = [JSON.stringify(rest, withBinaryAsBase64).slice(0, -1)];
   if (runningTurn !== undefined) parts.push(',"runningTurn":', encodeOnce(runningTurn));
-  parts.push(',"history":[');
-  history.forEach((message, i) => {
-    if (i > 0) parts.push(",");
-    parts.push(encodeOnce(message));
-  });
-  parts.push("]}");
+  const pushMessages = (key: string, messages: readonly ModelMessage[]): void => {
+    parts.push(`,"${key}":[`);
+    messages.forEach((message, i) => {
+      if (i > 0) parts.push(",");
+      parts.push(encodeOnce(message));
+    });
+    parts.push("]");
+  };
+  if (startHistory !== undefined) pushMessages("startHistory", startHistory);
+  pushMessages("history", history);
+  parts.push("}");
   return new TextParts(parts.some((p) => p instanceof Promise) ? await Promise.all(parts) : (parts as (string | Uint8Array)[]));
 }
 

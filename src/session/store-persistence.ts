@@ -8,6 +8,7 @@ const toSessionEnvironment = (env: Environment): SessionEnvironment => ({
   permissionRules: env.permissions,
   ...(env.defaultModel ? { defaultModel: env.defaultModel } : {}),
   ...(env.instructions ? { instructions: env.instructions } : {}),
+  ...(env.teamsEnabled !== undefined ? { teams: env.teamsEnabled } : {}),
 });
 
 /** Events are logged as the exact `SessionResponse` bytes (encoded once, by the session) a resumed client receives. */
@@ -19,7 +20,12 @@ const toStoredEvents = (events: LoggedEvent[]) => events.map((e) => ({ seq: e.se
  */
 export function storePersistence(
   store: Store,
-  node: { id: string; expiryMs: number },
+  node: {
+    id: string;
+    expiryMs: number;
+    /** Whether node `nodeId`, whose heartbeat has not expired yet, is known to be dead all the same. */
+    isGone?: (nodeId: string) => Promise<boolean>;
+  },
   observe: <T>(op: string, run: () => Promise<T>) => Promise<T> = (_op, run) => run(),
 ): SessionPersistence {
   return {
@@ -62,12 +68,14 @@ export function storePersistence(
       observe("find_session", async () => {
         const s = await store.getResumableSession(tenantId, sessionId, Date.now() - node.expiryMs);
         if (!s) return undefined;
+        // This process's own sessions from an earlier run with the same node id are no one's.
+        const ownerAlive = s.ownerAlive && s.nodeId !== undefined && s.nodeId !== node.id && !(await node.isGone?.(s.nodeId));
         return {
           status: s.status,
           lastSeq: s.lastEventSeq,
-          // This process's own sessions from an earlier run with the same node id are no one's.
-          ownerAlive: s.ownerAlive && s.nodeId !== node.id,
+          ownerAlive,
           environmentId: s.environmentId,
+          turnCount: s.turnCount,
           ...(s.nodeId !== undefined ? { nodeId: s.nodeId } : {}),
           ...(s.state !== undefined ? { state: s.state } : {}),
         };
@@ -81,11 +89,29 @@ export function storePersistence(
       observe("append_events", async () => {
         await store.appendEvents(tenantId, sessionId, toStoredEvents(events));
       }),
-    setStatus: (tenantId, sessionId, status: SessionStatus) =>
+    setStatus: (tenantId, sessionId, status: SessionStatus, endReason) =>
       observe("set_status", async () => {
         // A late detach/re-attach must never reopen a session that already ended.
         const live = status === "active" || status === "detached";
-        await store.updateSessionStatus(tenantId, sessionId, { status, ...(live ? { from: ["active", "detached"] as const } : {}) });
+        await store.updateSessionStatus(tenantId, sessionId, {
+          status,
+          ...(live ? { from: ["active", "detached"] as const } : {}),
+          ...(endReason ? { endReason } : {}),
+        });
+      }),
+    listTurns: (tenantId, sessionId) => observe("list_turns", () => store.listTurns(tenantId, sessionId)),
+    rollBackTurns: (tenantId, sessionId, turns, state) =>
+      observe("roll_back_turns", async () => {
+        await store.rollBackTurns(tenantId, sessionId, turns, state);
+      }),
+    forkSession: (s, turns, state) =>
+      observe("fork_session", async () => {
+        await store.forkSession(
+          s.tenantId,
+          { id: s.id, environmentId: s.environmentId, model: s.model, nodeId: node.id, ...(s.status ? { status: s.status } : {}) },
+          turns,
+          state,
+        );
       }),
     putFeedback: (tenantId, sessionId, messageId, rating) =>
       observe("put_feedback", async () => {

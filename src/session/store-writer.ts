@@ -19,6 +19,8 @@ export interface StoreWriterInit {
   running: () => RunningTurnInfo | undefined;
   turnRunning: () => boolean;
   lastSeq: () => number;
+  /** The number of the last turn started. */
+  lastTurn: () => number;
   /** The user messages that wait (stored with the state). */
   waitingInputs: () => WaitingInput[];
 }
@@ -70,6 +72,21 @@ export class StoreWriter {
       return stored;
     });
     return stored;
+  }
+
+  /** Marks the turns numbered `turns` rolled back, with the state after the rollback, in the write order; throws when the store fails. */
+  async storeRollback(turns: readonly number[]): Promise<void> {
+    const { deps, tenantId, sessionId } = this.#init;
+    let failure: unknown;
+    await this.#write(async () => {
+      try {
+        await deps.persistence.rollBackTurns(tenantId, sessionId, turns, await this.#snapshot(this.#init.lastSeq()));
+      } catch (err) {
+        failure = err;
+      }
+      return false;
+    });
+    if (failure !== undefined) throw failure;
   }
 
   /** Stores the events emitted outside a turn (session_started, errors) on the next tick. */
@@ -127,6 +144,7 @@ export class StoreWriter {
       history: agent.history(),
       ...(agent.pendingSystemContext !== undefined ? { pendingSystemContext: agent.pendingSystemContext } : {}),
       lastSeq,
+      lastTurn: this.#init.lastTurn(),
       ...(running ? { runningTurn: running } : {}),
       ...(waiting.length > 0 ? { waitingInputs: waiting } : {}),
     });

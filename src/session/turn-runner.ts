@@ -28,6 +28,10 @@ export class TurnRunner {
   #turn: Promise<void> | undefined;
   /** Turns started so far (in this process). */
   #turns = 0;
+  /** The number of the last turn started in the session's life (§11: every turn counts, across processes). */
+  #lastTurn: number;
+  /** The running turn's number. */
+  #current = 0;
   /** Usage of every turn so far (in this process), reported when the session ends. */
   #usage: TokenUsage = emptyUsage();
   /** The running turn, as the state written at its start names it. */
@@ -47,6 +51,8 @@ export class TurnRunner {
     deps: Pick<SessionDeps, "log" | "metrics">;
     ending: () => boolean;
     cutTurn?: RunningTurnInfo;
+    /** The number of the session's last turn before this process (0 for a new session). */
+    lastTurn?: number;
     /** After each turn has ended (its turn_complete delivered): the next waiting message may start. */
     ended?: () => void;
   }) {
@@ -57,6 +63,7 @@ export class TurnRunner {
     this.#deps = init.deps;
     this.#ending = init.ending;
     this.#cutTurn = init.cutTurn;
+    this.#lastTurn = init.lastTurn ?? 0;
     this.#ended = init.ended ?? (() => {});
   }
 
@@ -70,6 +77,11 @@ export class TurnRunner {
 
   get turns(): number {
     return this.#turns;
+  }
+
+  /** The number of the last turn started (0: none yet). */
+  get lastTurn(): number {
+    return this.#lastTurn;
   }
 
   get usage(): TokenUsage {
@@ -93,8 +105,8 @@ export class TurnRunner {
 
   /** Starts a turn; the caller checked that none is running. */
   start(input: TurnInput): void {
-    this.#sequencer.turnIndex = ++this.#turns;
-    this.#running = { messageId: input.messageId, userContent: input.content, mode: input.mode, startedAt: Date.now() };
+    const turn = this.#number();
+    this.#running = { messageId: input.messageId, userContent: input.content, mode: input.mode, startedAt: Date.now(), turn };
     this.#writer.storeState("could not persist the running turn");
     this.#track(this.#run(input));
   }
@@ -104,6 +116,14 @@ export class TurnRunner {
     if (!this.#turn) return;
     this.#interrupting = true;
     this.#agent.cancelTurn("the server is shutting down");
+  }
+
+  /** Numbers the turn that starts now: the next number, or `cut`'s own for a cut turn that has one. */
+  #number(cut?: number): number {
+    this.#turns++;
+    this.#current = cut ?? ++this.#lastTurn;
+    this.#sequencer.turnIndex = this.#current;
+    return this.#current;
   }
 
   #track(run: Promise<void>): Promise<void> {
@@ -151,8 +171,9 @@ export class TurnRunner {
     this.#running = undefined;
     this.#usage = addUsage(this.#usage, event.usage);
     const completed = this.#sequencer.hold(event);
-    const stored = await this.#writer.storeTurn(event.record, completed);
-    this.#deps.metrics.turnCompleted(event.record);
+    const record: TurnRecord = { ...event.record, turn: this.#current };
+    const stored = await this.#writer.storeTurn(record, completed);
+    this.#deps.metrics.turnCompleted(record);
     this.#sequencer.release(completed, event, stored);
   }
 
@@ -169,7 +190,7 @@ export class TurnRunner {
     const turn = this.#track(
       Promise.resolve()
         .then(() => {
-          this.#sequencer.turnIndex = ++this.#turns;
+          this.#number(cut.turn);
           return this.#complete(this.#asInterrupted(event));
         })
         .catch((err: unknown) => this.#deps.log.error({ err, sessionId: this.#sessionId }, "could not record the cut turn")),

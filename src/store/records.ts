@@ -2,6 +2,7 @@
  * The shapes the store keeps and takes: entities, their inputs, paging. Times are epoch ms.
  */
 import type { JsonObject, PermissionRule, TokenUsage, TurnRecord } from "../domain/index.ts";
+import type { SessionEndReason } from "./end-reason.ts";
 
 /** A tenant: the owner of keys, environments and sessions; every store call is scoped to one. */
 export interface Tenant {
@@ -51,6 +52,8 @@ export interface Environment {
   permissions: PermissionRule[];
   /** Per-tool settings (timeouts, …); opaque to the store. */
   toolDefaults: JsonObject;
+  /** Whether its sessions' models get the team tools; absent: the server default decides. */
+  teamsEnabled?: boolean;
   /** At most one environment per tenant is the default. */
   isDefault: boolean;
   createdAt: number;
@@ -65,6 +68,7 @@ export interface NewEnvironment {
   instructions?: string;
   permissions?: PermissionRule[];
   toolDefaults?: JsonObject;
+  teamsEnabled?: boolean;
   /** When true, the tenant's previous default stops being the default (same transaction). */
   isDefault?: boolean;
 }
@@ -77,6 +81,7 @@ export interface EnvironmentPatch {
   instructions?: string | null;
   permissions?: PermissionRule[];
   toolDefaults?: JsonObject;
+  teamsEnabled?: boolean | null;
   isDefault?: boolean;
 }
 
@@ -101,6 +106,8 @@ export interface Session {
   createdAt: number;
   updatedAt: number;
   endedAt?: number;
+  /** Set once it has ended. */
+  endReason?: SessionEndReason;
   /** Sum of the usage of every stored turn. */
   usage: TokenUsage;
   /** Number of stored turns; turns are numbered 1..turnCount. */
@@ -156,12 +163,25 @@ export interface SessionStatusChange {
    * (a detached session re-attached) clears `endedAt`.
    */
   endedAt?: number;
+  /** For terminal statuses, when it is not the status's `defaultEndReason`; the first one stored stays. */
+  endReason?: SessionEndReason;
 }
 
 /** A stored turn: the agent's record plus its position (1-based) in the session. */
 export interface StoredTurn extends TurnRecord {
   sessionId: string;
   seq: number;
+  /** The turn's number (§11: every started turn counts); `seq` for turns stored before numbers were. */
+  turn: number;
+  rolledBack: boolean;
+  /** For a turn copied into a fork: the session and turn it was copied from. */
+  forkedFrom?: TurnOrigin;
+}
+
+/** Where a forked session's copied turn came from. */
+export interface TurnOrigin {
+  sessionId: string;
+  turn: number;
 }
 
 /** A rating of one assistant message; one per (session, message), later ones replace it. */

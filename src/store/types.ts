@@ -31,6 +31,7 @@ import type {
   SessionStatusChange,
   StoredTurn,
   Task,
+  TurnOrigin,
   TaskFilter,
   TaskStatus,
   TeamEventRow,
@@ -42,6 +43,7 @@ import type {
 } from "./records.ts";
 
 export * from "./records.ts";
+export * from "./end-reason.ts";
 
 export interface TenantStore {
   /** Returns the tenant named `name`, creating it if needed; concurrent calls agree. */
@@ -140,16 +142,39 @@ export interface LeaseStore {
 
 /** Server processes ("nodes") and their heartbeats. */
 export interface NodeStore {
-  /** Registers the node or renews its heartbeat (and clears a previous stop). */
-  heartbeatNode(id: string, now?: number): Promise<void>;
-  /** Marks the node stopped: its sessions may be adopted at once. */
-  stopNode(id: string, now?: number): Promise<void>;
   /**
-   * Live sessions untouched since `idleBefore` whose node is gone (no heartbeat since
-   * `aliveSince`, stopped, or none) become `error`: nobody came back for them within the
-   * detach grace. Returns how many.
+   * Registers the node or renews its heartbeat (and clears a previous stop). `process` is the
+   * host and process id of a node with a generated id (kept from its first heartbeat).
    */
-  endAbandonedSessions(limits: { aliveSince: number; idleBefore: number }, now?: number): Promise<number>;
+  heartbeatNode(id: string, now?: number, process?: NodeProcess): Promise<void>;
+  /** Marks the node stopped (at `now`): its sessions may be adopted at once. */
+  stopNode(id: string, now?: number): Promise<void>;
+  /** The nodes of `host` with a process id that have not stopped, however old their heartbeat. */
+  runningNodesOn(host: string): Promise<RunningNode[]>;
+  /**
+   * Hands the live sessions of an earlier run of node `id` (the same id, restarted) to nobody:
+   * `detached`, no node, updated no earlier than that run's last sign of life. Returns how many.
+   */
+  releaseNodeSessions(id: string): Promise<number>;
+  /**
+   * Sessions nobody runs: a live session whose node is gone (unknown, stopped, or silent since
+   * `aliveSince`) is `detached`; one of those untouched since `idleBefore`, whose node has been
+   * gone since then too, ends `cancelled` with end reason `abandoned`. Each is one conditional
+   * update, so nodes sweeping at once end every session once. Returns how many of each.
+   */
+  sweepOrphanedSessions(limits: { aliveSince: number; idleBefore: number }, now?: number): Promise<{ detached: number; ended: number }>;
+}
+
+/** Where a node's process runs (recorded for generated node ids only). */
+export interface NodeProcess {
+  host: string;
+  pid: number;
+}
+
+/** A node that has not stopped, with its process. */
+export interface RunningNode extends NodeProcess {
+  id: string;
+  heartbeatAt: number;
 }
 
 export interface TranscriptStore {
@@ -170,6 +195,26 @@ export interface TranscriptStore {
   ): Promise<number | undefined>;
   /** Turns in order (seq ascending) after `afterSeq`; undefined when the session is unknown. */
   listTurns(tenantId: string, sessionId: string, range?: { afterSeq?: number; limit?: number }): Promise<StoredTurn[] | undefined>;
+}
+
+/** The writes that change which turns a model sees (§11 rollback and fork). */
+export interface ConversationStore {
+  /**
+   * Marks the session's turns numbered `turns` rolled back and stores `state` (the session's
+   * snapshot after the rollback) in ONE transaction; false when the session is unknown.
+   */
+  rollBackTurns(tenantId: string, sessionId: string, turns: readonly number[], state?: StoredText): Promise<boolean>;
+  /**
+   * Creates a session (as `createSession`) holding copies of `turns` in order, each with its
+   * record's number and marked with `origin`, and its `state`, in ONE transaction. Its turn
+   * count is the number of copies; its usage starts at zero (the copied turns' was the source's).
+   */
+  forkSession(
+    tenantId: string,
+    input: NewSession & { id: string },
+    turns: readonly { record: TurnRecord; origin: TurnOrigin }[],
+    state: StoredText,
+  ): Promise<Session>;
 }
 
 export interface FeedbackStore {
@@ -238,6 +283,7 @@ export interface Store
     EnvironmentStore,
     SessionStore,
     TranscriptStore,
+    ConversationStore,
     FeedbackStore,
     EventStore,
     TaskStore,

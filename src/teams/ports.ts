@@ -29,6 +29,8 @@ export interface ParentSession {
   clientTools(): ClientTool[];
   /** Sends `ToolRequest{…, worker_id}` to the client. */
   requestTool(call: { workerId: string; toolCallId: string; toolName: string; parameters: JsonObject; timeoutMs: number }): void;
+  /** Sends `ToolFinished{…, worker_id}` when a call sent by `requestTool` has ended. */
+  toolFinished(finished: { workerId: string; toolCallId: string; toolName: string; success: boolean; result: string; truncated: boolean }): void;
   /** Shows the approval as the session's `waiting_approval`. */
   askApproval(details: ApprovalQuestion): void;
   /** Routes the client's answers for `toolCallId` until the returned function runs. */

@@ -115,6 +115,8 @@ export class WorkerRun {
       let record: TurnRecord | undefined;
       let phase = 0;
       const routed = new Set<string>();
+      /** The agent's ids of the calls sent to the parent's client as `ToolRequest`. */
+      const forwardedCalls = new Set<string>();
       /** Routes the client's answers for one of the agent's call ids (tool result and decision alike). */
       const routeOnce = (callId: string, forwarded: string, toolName: string): void => {
         if (routed.has(callId) || spec.parent === undefined) return;
@@ -155,6 +157,7 @@ export class WorkerRun {
           void this.#log.append({ type: "worker_tool_call", workerId: spec.id, tool: event.toolName });
           const forwarded = `${spec.id}/${event.toolCallId}`;
           routeOnce(event.toolCallId, forwarded, event.toolName);
+          forwardedCalls.add(event.toolCallId);
           spec.parent?.requestTool({
             workerId: spec.id,
             toolCallId: forwarded,
@@ -162,6 +165,9 @@ export class WorkerRun {
             parameters: event.parameters,
             timeoutMs: event.timeoutMs,
           });
+        } else if (event.type === "tool_finished" && spec.parent && forwardedCalls.delete(event.toolCallId)) {
+          const { toolName, success, result, truncated } = event;
+          spec.parent.toolFinished({ workerId: spec.id, toolCallId: `${spec.id}/${event.toolCallId}`, toolName, success, result, truncated });
         } else if (event.type === "turn_complete") {
           record = event.record;
         }

@@ -25,6 +25,7 @@ describe("tool round trip", () => {
       "model_call_completed",
       "activity",
       "tool_request",
+      "tool_finished",
       "activity",
       "text_delta",
       "model_call_completed",

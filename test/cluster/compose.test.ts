@@ -1,6 +1,7 @@
-// docker-compose.yml and deploy/haproxy.cfg cannot run here (no container engine), so what can
-// be checked without one is: every variable the nodes get is a setting roz knows, HAProxy's
-// server lines name the compose services on the nodes' port, and HAProxy accepts the file.
+// docker-compose.yml and deploy/haproxy.cfg run for real in the image tier (test/image/). What
+// can be checked without a container engine is checked here: every variable the nodes get is a
+// setting roz knows, HAProxy's server lines name the compose services on the nodes' port, and
+// HAProxy accepts the file.
 import { execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";

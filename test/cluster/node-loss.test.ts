@@ -6,7 +6,7 @@
 import { setTimeout as delay } from "node:timers/promises";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
-import type { SessionResponse } from "../../src/gen/roz/v1/agent_pb.js";
+import { InputDelivery, type SessionResponse } from "../../src/gen/roz/v1/agent_pb.js";
 import { activeSessions, NO_RATE_LIMITS, relayedStreams, type Cluster } from "../support/cluster.ts";
 import { acquire, clusterTest, release, sharedPrerequisites } from "../support/shared-cluster.ts";
 import { type SessionClient, type SessionClientFactory, sessionClientFactory } from "../support/session-client.ts";
@@ -119,6 +119,41 @@ if (pre === undefined) {
         }
       } finally {
         throughProxy.close();
+      }
+    });
+
+    it("messages queued behind a turn survive the owner's kill -9: the adopting node runs each once, in order", { timeout: 60_000 }, async () => {
+      const [owner, other] = cluster.nodes as [Cluster["nodes"][0], Cluster["nodes"][0]];
+      const direct = sessionClientFactory("grpc-js", owner.url);
+      const throughOther = sessionClientFactory("grpc-js", other.url);
+      try {
+        const a = direct.open();
+        const { sessionId } = await startSession(a, { model: "scripted/default" });
+        a.send(rq.user(`script: ${JSON.stringify({ responses: [[{ text: "working" }, { delay_ms: 60_000 }, { text: "never" }]] })}`, { messageId: "m1" }));
+        await a.responses.nextMatching((r) => caseOf(r) === "textDelta", 15_000);
+        a.send(rq.user("first queued", { messageId: "q1", delivery: InputDelivery.QUEUE }));
+        a.send(rq.user("second queued", { messageId: "q2", delivery: InputDelivery.QUEUE }));
+        await expect
+          .poll(async () => JSON.stringify((await db.query("SELECT state FROM sessions WHERE id = $1", [sessionId])).rows), { timeout: 15_000 })
+          .toMatch(/first queued.*second queued/);
+        const seen = a.responses.seen.at(-1)!.seq;
+        await owner.stop("SIGKILL");
+        direct.close();
+        const { client: b } = await reattach(throughOther, sessionId, seen);
+        const turns: string[] = [];
+        while (turns.length < 3) {
+          const done = await b.responses.nextMatching((r) => caseOf(r) === "turnComplete", 15_000);
+          const value = responseValue(done, "turnComplete");
+          turns.push(`${value.messageId} ${value.stopReason}`);
+        }
+        expect(turns).toEqual(["m1 error", "q1 end_turn", "q2 end_turn"]);
+        expect(textOf(b.responses.seen)).toContain("You said: second queued");
+        b.send(rq.cancelSession("done"));
+        expect((await b.status).code).toBe(0);
+      } finally {
+        direct.close();
+        throughOther.close();
+        await bringBack(cluster, owner);
       }
     });
 

@@ -1,6 +1,6 @@
-// The container image and the compose file, tested without a container engine (this
-// machine has podman but no registry to pull the Node image from): the Dockerfile's
-// commands run as the image would run them, and the compose file says what a first run needs.
+// The container image and the compose file, tested without a container engine (the image
+// tier, test/image/, builds and runs them on podman): the Dockerfile's commands run as the
+// image would run them, and the compose file says what a first run needs.
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";

@@ -292,7 +292,9 @@ describe("formats side by side", () => {
     expect(flatSeen.map((r) => Number(r.seq))).toEqual(flatSeen.map((_, i) => i + 1));
     const kinds = flatSeen.map((r) => r.response);
     expect(kinds[0]).toBe("session_started");
-    expect(new Set(kinds)).toEqual(new Set(["session_started", "input_update", "activity_update", "text_delta", "tool_request", "turn_complete"]));
+    expect(new Set(kinds)).toEqual(
+      new Set(["session_started", "input_update", "activity_update", "text_delta", "tool_request", "tool_finished", "turn_complete"]),
+    );
   });
 
   it("both: every event's flat response, then its envelopes, all with the event's seq", async () => {

@@ -218,6 +218,23 @@ describe.each(["grpc-js", "connect"] as const)("conversation control (%s)", (kin
     expect(order).toEqual(["inputUpdate", "turnComplete"]);
   });
 
+  it("a half-close of the last stream ends the session once the running turn and the queued messages have run", async () => {
+    const { client, started } = await fx.start(kind);
+    fx.fake.plan(slowText, { text: "queued ran" });
+    client.send(rq.user("busy", { messageId: "h0" }));
+    await nextOf(client, "textDelta");
+    client.send(queue("still to run", "h1"));
+    await nextWhere(client, "inputUpdate", (u) => u.messageId === "h1");
+    client.end();
+    expect((await client.status).code).toBe(0);
+    const seen = client.responses.seen;
+    expect(valuesOf(seen, "turnComplete").map((t) => [t.messageId, t.stopReason])).toEqual([
+      ["h0", "end_turn"],
+      ["h1", "end_turn"],
+    ]);
+    expect((await fx.rest("GET", `/v1/sessions/${started.sessionId}`)).json.status).toBe("completed");
+  });
+
   it("a tool result for an unknown call gets unknown_tool_call naming the call", async () => {
     const { client } = await fx.start(kind);
     fx.fake.plan(slowText);

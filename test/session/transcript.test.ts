@@ -14,6 +14,8 @@ function turn(seq: number, fields: Partial<StoredTurn>): StoredTurn {
   return {
     sessionId: "s",
     seq,
+    turn: seq,
+    rolledBack: false,
     messageId: `m${seq}`,
     userContent: `question ${seq}`,
     userContext: [],

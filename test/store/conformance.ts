@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe } from "vitest";
 import { openStore, type Store, type StoreSettings, type Tenant } from "../../src/store/index.ts";
 import { uniqueName } from "./fixtures.ts";
+import { conversationSuite } from "./suites/conversation.ts";
 import { crashSuite } from "./suites/crash.ts";
 import { durableSessionSuite } from "./suites/durable-sessions.ts";
 import { findingSessionSuite } from "./suites/finding-sessions.ts";
@@ -12,6 +13,7 @@ import { environmentSuite } from "./suites/environments.ts";
 import { eventSuite } from "./suites/events.ts";
 import { keySuite } from "./suites/keys.ts";
 import { migrationSuite } from "./suites/migrations.ts";
+import { orphanedSessionSuite } from "./suites/orphaned-sessions.ts";
 import { sessionSuite } from "./suites/sessions.ts";
 import { taskSuite } from "./suites/tasks.ts";
 import { tenantSuite } from "./suites/tenants.ts";
@@ -67,9 +69,11 @@ export function defineStoreConformance(name: string, harness: StoreHarness): voi
     environmentSuite(ctx);
     sessionSuite(ctx);
     transcriptSuite(ctx);
+    conversationSuite(ctx);
     eventSuite(ctx);
     taskSuite(ctx);
     durableSessionSuite(ctx);
+    orphanedSessionSuite(ctx);
     findingSessionSuite(ctx);
     crashSuite(ctx);
   });

@@ -1,6 +1,7 @@
 import type { TurnRecord } from "../../src/agent/index.ts";
 import type { StoredText } from "../../src/domain/index.ts";
 import type { LoggedEvent, SessionEnvironment, SessionPersistence, SessionStatus, StoredSession } from "../../src/session/index.ts";
+import type { StoredTurn } from "../../src/store/index.ts";
 
 interface MemorySession {
   tenantId: string;
@@ -75,6 +76,27 @@ export class MemoryPersistence implements SessionPersistence {
   async setStatus(_tenantId: string, sessionId: string, status: SessionStatus): Promise<void> {
     const s = this.sessions.get(sessionId);
     if (s) s.status = status;
+  }
+
+  async listTurns(tenantId: string, sessionId: string): Promise<StoredTurn[] | undefined> {
+    return this.#own(tenantId, sessionId)?.turns.map((t, i) => ({ ...t, sessionId, seq: i + 1, turn: t.turn ?? i + 1, rolledBack: t.rolledBack ?? false }));
+  }
+
+  async rollBackTurns(tenantId: string, sessionId: string, turns: readonly number[], state: StoredText): Promise<void> {
+    const s = this.#own(tenantId, sessionId);
+    if (!s) return;
+    s.turns = s.turns.map((t, i) => (turns.includes(t.turn ?? i + 1) ? { ...t, rolledBack: true } : t));
+    s.state = String(state);
+  }
+
+  async forkSession(
+    f: { id: string; tenantId: string; environmentId: string; model: string },
+    turns: readonly { record: TurnRecord }[],
+    state: StoredText,
+  ): Promise<void> {
+    await this.createSession(f);
+    this.sessions.get(f.id)!.turns = turns.map((t) => t.record);
+    this.sessions.get(f.id)!.state = String(state);
   }
 
   async putFeedback(_tenantId: string, sessionId: string, messageId: string, rating: string): Promise<void> {

@@ -5,7 +5,7 @@ import { startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai/index.t
 import { createGrpcJsClient, req, type RozGrpcJsClient } from "../support/grpc-js-client.ts";
 import { startServer, type TestServer } from "../support/server.ts";
 import { client } from "../rest/support.ts";
-import { expectCompleteLog, script, settledTask, watch } from "./support.ts";
+import { expectCompleteLog, script, settledTask, teamsEnvironment, watch } from "./support.ts";
 
 let fake: FakeOpenAI;
 let server: TestServer;
@@ -82,7 +82,9 @@ describe("cancelling a task", () => {
   });
 
   it("a worker whose call to a physical tool the rules deny fails with safety_violation", async () => {
-    const env = await api.post("/v1/environments", { body: { name: `deny-${Date.now()}`, permissions: [{ tool_pattern: "move_arm", policy: "deny" }] } });
+    const env = await api.post("/v1/environments", {
+      body: { name: `deny-${Date.now()}`, permissions: [{ tool_pattern: "move_arm", policy: "deny" }], teams: { enabled: true } },
+    });
     const call = grpc.openSession();
     call.send(req.start({ environment_id: env.json.id, tools: [{ name: "move_arm", description: "moves the arm", category: "TOOL_CATEGORY_PHYSICAL" }] }));
     await call.next(10_000);
@@ -117,7 +119,7 @@ describe("the parent session ending", () => {
   ])("cancel_session($reason) with workers running: they fail with $failure (provider calls aborted) and the task ends", async ({ reason, failure }) => {
     const before = fake.requests.length;
     const call = grpc.openSession();
-    call.send(req.start());
+    call.send(req.start({ environment_id: await teamsEnvironment(api) }));
     await call.next(10_000);
     call.send(
       req.userMessage(

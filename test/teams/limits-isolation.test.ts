@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createGrpcJsClient, req } from "../support/grpc-js-client.ts";
 import { startServer, type TestServer } from "../support/server.ts";
 import { client, makeKey, startAuthServer, watchTeam, type TestKey } from "../rest/support.ts";
-import { says, script, settledTask } from "./support.ts";
+import { says, script, settledTask, teamsEnvironment } from "./support.ts";
 
 const hang = script([[{ delay_ms: 60_000 }]]);
 
@@ -41,7 +41,7 @@ describe("limits", () => {
   it("a session's spawn over the task limit gets an in-band resource_exhausted result", async () => {
     const grpc = createGrpcJsClient(server.url);
     const call = grpc.openSession();
-    call.send(req.start());
+    call.send(req.start({ environment_id: await teamsEnvironment(client(server)) }));
     await call.next(10_000);
     const spawn = (id: string) => ({ tool_call: { id, name: "spawn_worker", arguments: { prompt: says(id) } } });
     call.send(

@@ -31,6 +31,7 @@ async function openSession(): Promise<SessionCall> {
     body: {
       name: `team-${Date.now()}-${Math.random()}`,
       permissions: [{ tool_pattern: "write_file", policy: "require_confirmation", reason: "writes need a human" }],
+      teams: { enabled: true },
     },
   });
   expect(env.status).toBe(201);

@@ -3,7 +3,7 @@ import { ConnectError, createClient } from "@connectrpc/connect";
 import { expect } from "vitest";
 import { AgentService, type TeamEvent } from "../../src/gen/roz/v1/agent_pb.js";
 import { script } from "../conformance/support.ts";
-import { grpcTransport } from "../rest/support.ts";
+import { type client, grpcTransport } from "../rest/support.ts";
 
 export { script };
 
@@ -56,6 +56,13 @@ export function watch(url: string, taskId: string, options: { key?: string; afte
       }
     },
   };
+}
+
+/** A new environment whose sessions' models get the team tools (they are opt-in, §7); `body` adds fields. Its id. */
+export async function teamsEnvironment(api: ReturnType<typeof client>, body: Record<string, unknown> = {}): Promise<string> {
+  const env = await api.post("/v1/environments", { body: { name: `teams-${Date.now()}-${Math.random()}`, teams: { enabled: true }, ...body } });
+  expect(env.status).toBe(201);
+  return env.json.id as string;
 }
 
 /** The worker id of any team event. */

@@ -40,6 +40,16 @@ const answer = (page: Page, text: string) => page.locator(".msg.assistant .text"
 
 const assistantTexts = (page: Page) => page.locator(".msg.assistant .text").allTextContents();
 
+/** Tab A starts a session ("hello from A", answered); tab B opens it: both have drawn the answer. */
+async function twoTabs(): Promise<{ a: Page; b: Page; id: string }> {
+  const { page: a } = await h.open();
+  const id = await startFromForm(a, "hello from A");
+  await a.locator(".msg.assistant .text", { hasText: "You said: hello from A" }).waitFor();
+  const { page: b } = await h.open(`#/sessions/${id}`);
+  await b.locator(".msg.assistant .text", { hasText: "You said: hello from A" }).waitFor();
+  return { a, b, id };
+}
+
 describe.skipIf(!haveChromium)("live sessions", () => {
   it("runs a whole session: browser tools, a question to the user, an approval, follow-up, cancel, end", async (ctx) => {
     if (!attach) ctx.skip(MISSING);
@@ -125,11 +135,7 @@ describe.skipIf(!haveChromium)("live sessions", () => {
 
   it("two browser contexts on one session: one sends, both see it", async (ctx) => {
     if (!attach) ctx.skip(MISSING);
-    const { page: a } = await h.open();
-    const id = await startFromForm(a, "hello from A");
-    await a.locator(".msg.assistant .text", { hasText: "You said: hello from A" }).waitFor();
-    const { page: b } = await h.open(`#/sessions/${id}`);
-    await b.locator(".msg.assistant .text", { hasText: "You said: hello from A" }).waitFor();
+    const { a, b, id } = await twoTabs();
     await send(a, "second from A");
     await a.locator(".msg.assistant .text", { hasText: "You said: second from A" }).waitFor();
     await b.locator(".msg.assistant .text", { hasText: "You said: second from A" }).waitFor();
@@ -141,6 +147,18 @@ describe.skipIf(!haveChromium)("live sessions", () => {
     const { page: list } = await h.open("#/sessions");
     await list.locator(`[data-session="${id}"] [data-attached="2"]`).waitFor();
     await screenshot(b, "second-console");
+  });
+
+  it("two browser contexts: the tab that did not run a tool shows its result", async (ctx) => {
+    if (!attach) ctx.skip(MISSING);
+    const { a, b } = await twoTabs();
+    // A offered the browser tools and runs them; B only watches.
+    await send(a, script([[{ tool_call: { id: "call_time", name: "current_time" } }], [{ text: "It is late." }]]));
+    await b.locator(".msg.assistant .text", { hasText: "It is late." }).waitFor();
+    const card = b.locator("[data-tool='current_time']");
+    expect(await card.locator(".badge").textContent()).toBe("answered");
+    expect(await card.locator(".result").textContent()).toContain("time_zone");
+    await screenshot(b, "second-console-tool-result");
   });
 
   it("says that it cannot attach when the server has no AttachSession, instead of hanging", async (ctx) => {

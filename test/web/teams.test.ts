@@ -44,7 +44,18 @@ describe.skipIf(!haveChromium)("teams", () => {
 
   it("draws a team of three workers live, with each worker's result", async (ctx) => {
     if (missing) ctx.skip(missing);
-    const { page } = await h.open("#/new");
+    // The team tools are opt-in: an environment made in the console turns them on.
+    const { page } = await h.open("#/environments");
+    await page.getByRole("button", { name: "New environment" }).click();
+    const form = page.getByRole("form", { name: "New environment" });
+    await form.getByLabel("Name", { exact: true }).fill("team");
+    await form.getByLabel("Team tools").selectOption("on");
+    await form.getByRole("button", { name: "Save" }).click();
+    await page.locator("[data-env='team'] .badge", { hasText: "team tools" }).waitFor();
+    await page.goto(`${h.server.url}/#/new`);
+    await page.getByLabel("Environment").locator("option", { hasText: "team" }).waitFor({ state: "attached" });
+    await page.getByLabel("Environment").selectOption({ label: "team" });
+    await page.locator("[data-teams='true']").waitFor();
     await page
       .getByLabel("Message")
       .fill(

@@ -41,6 +41,8 @@ export class ChatChunkReader implements PayloadReader<ChatCompletionChunk> {
   readonly #callAtIndex = new Map<number, PendingCall>();
   #usage: CompletionUsage | undefined;
   #finish: string | undefined;
+  /** The model answered with a refusal (it comes with `finish_reason: "stop"`). */
+  #refused = false;
 
   read(chunk: ChatCompletionChunk, sink: ModelEventSink): void {
     if (chunk.usage) this.#usage = chunk.usage;
@@ -51,7 +53,10 @@ export class ChatChunkReader implements PayloadReader<ChatCompletionChunk> {
     const reasoning = delta.reasoning_content || delta.reasoning;
     if (reasoning) sink({ type: "thinking_delta", text: reasoning });
     if (delta.content) sink({ type: "text_delta", text: delta.content });
-    if (delta.refusal) sink({ type: "text_delta", text: delta.refusal });
+    if (delta.refusal) {
+      this.#refused = true;
+      sink({ type: "text_delta", text: delta.refusal });
+    }
     if (delta.tool_calls) this.#toolDeltas(delta.tool_calls);
     if (choice.finish_reason) this.#finish = choice.finish_reason;
   }
@@ -77,7 +82,7 @@ export class ChatChunkReader implements PayloadReader<ChatCompletionChunk> {
     }
     for (const call of this.#calls) sink(toolCallEvent(call.id || generatedCallId(), call.name, call.args));
     if (this.#usage) sink({ type: "usage", usage: toUsage(this.#usage) });
-    sink({ type: "finish", reason: toFinishReason(this.#finish, this.#calls.length > 0) });
+    sink({ type: "finish", reason: this.#refused ? "content_filter" : toFinishReason(this.#finish, this.#calls.length > 0) });
   }
 }
 

@@ -30,12 +30,17 @@ export class ResponsesEventReader implements PayloadReader<ResponseStreamEvent> 
   /** `${item}:${summary_index}` of the last thinking delta. */
   #lastSummary: string | undefined;
   #terminal: { usage: ResponseUsage | null | undefined; reason: FinishReason | undefined } | undefined;
+  /** The model answered with a `refusal` content part (the response still completes). */
+  #refused = false;
 
   read(event: ResponseStreamEvent, sink: ModelEventSink): void {
     const calls = this.#calls;
     switch (event.type) {
-      case "response.output_text.delta":
       case "response.refusal.delta":
+        this.#refused = true;
+        sink({ type: "text_delta", text: event.delta });
+        break;
+      case "response.output_text.delta":
         sink({ type: "text_delta", text: event.delta });
         break;
       case "response.reasoning_summary_text.delta":
@@ -102,7 +107,8 @@ export class ResponsesEventReader implements PayloadReader<ResponseStreamEvent> 
     const terminal = this.#terminal;
     if (!terminal) throw new ModelError("the model stream ended before the response was complete", { retryable: true });
     if (terminal.usage) sink({ type: "usage", usage: toUsage(terminal.usage) });
-    sink({ type: "finish", reason: terminal.reason ?? (this.#toolCalls > 0 ? "tool_use" : "end_turn") });
+    const refused = this.#refused ? "content_filter" : undefined;
+    sink({ type: "finish", reason: terminal.reason ?? refused ?? (this.#toolCalls > 0 ? "tool_use" : "end_turn") });
   }
 }
 

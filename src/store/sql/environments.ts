@@ -21,6 +21,7 @@ const environmentOf = (row: SqlRow): Environment => ({
   instructions: opt(row.instructions as string | null),
   permissions: fromJson<PermissionRule[]>(row.permissions),
   toolDefaults: fromJson<JsonObject>(row.tool_defaults),
+  ...(row.teams_enabled === null || row.teams_enabled === undefined ? {} : { teamsEnabled: Number(row.teams_enabled) === 1 }),
   isDefault: Number(row.is_default) === 1,
   createdAt: Number(row.created_at),
   updatedAt: Number(row.updated_at),
@@ -35,6 +36,7 @@ function assignments(patch: EnvironmentPatch): [string, SqlValue][] {
   if (patch.instructions !== undefined) set.push(["instructions", patch.instructions]);
   if (patch.permissions !== undefined) set.push(["permissions", toJson(patch.permissions)]);
   if (patch.toolDefaults !== undefined) set.push(["tool_defaults", toJson(patch.toolDefaults)]);
+  if (patch.teamsEnabled !== undefined) set.push(["teams_enabled", patch.teamsEnabled === null ? null : patch.teamsEnabled ? 1 : 0]);
   if (patch.isDefault !== undefined) set.push(["is_default", patch.isDefault ? 1 : 0]);
   return set;
 }
@@ -56,8 +58,8 @@ export function environmentRepo({ db, now }: StoreContext): EnvironmentStore {
           if (input.isDefault) await clearDefault(tx, tenantId, at);
           const row = await tx.get(
             `INSERT INTO environments
-               (id, tenant_id, name, kind, default_model, instructions, permissions, tool_defaults, is_default, created_at, updated_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+               (id, tenant_id, name, kind, default_model, instructions, permissions, tool_defaults, teams_enabled, is_default, created_at, updated_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
             [
               randomUUID(),
               tenantId,
@@ -67,6 +69,7 @@ export function environmentRepo({ db, now }: StoreContext): EnvironmentStore {
               input.instructions,
               toJson(input.permissions ?? []),
               toJson(input.toolDefaults ?? {}),
+              input.teamsEnabled === undefined ? null : input.teamsEnabled ? 1 : 0,
               input.isDefault ? 1 : 0,
               at,
               at,

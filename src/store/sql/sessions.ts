@@ -1,12 +1,16 @@
 import { randomUUID } from "node:crypto";
-import { terminalStatuses, type Session, type SessionStatus, type SessionStore } from "../types.ts";
-import type { Sql, SqlRow, SqlValue } from "./database.ts";
+import { defaultEndReason, type NewSession, terminalStatuses, type Session, type SessionEndReason, type SessionStatus, type SessionStore } from "../types.ts";
+import type { Dialect, Sql, SqlRow, SqlValue } from "./database.ts";
 import type { StoreContext } from "./context.ts";
 import { NODE_ALIVE } from "./nodes.ts";
 import { listPage } from "./pagination.ts";
 import { conflictAs, fromJson, opt, optNum, toJson, usageOf } from "./rows.ts";
 import { sessionListWhere } from "./session-list.ts";
 import { indexTitle } from "./session-text.ts";
+
+/** A stored end reason, else the one an ended status implies; none while live. */
+const endReasonOf = (status: SessionStatus, stored: unknown): SessionEndReason | undefined =>
+  status === "active" || status === "detached" ? undefined : ((stored as SessionEndReason | null) ?? defaultEndReason[status]);
 
 export const sessionOf = (row: SqlRow): Session => ({
   id: String(row.id),
@@ -19,6 +23,7 @@ export const sessionOf = (row: SqlRow): Session => ({
   createdAt: Number(row.created_at),
   updatedAt: Number(row.updated_at),
   endedAt: optNum(row.ended_at),
+  endReason: endReasonOf(row.status as SessionStatus, row.end_reason),
   usage: usageOf(row),
   turnCount: Number(row.turn_count),
   compactionCount: Number(row.compaction_count),
@@ -32,6 +37,35 @@ export async function ownsSession(q: Sql, tenantId: string, sessionId: string): 
   return (await q.get("SELECT 1 AS ok FROM sessions WHERE id = ? AND tenant_id = ?", [sessionId, tenantId])) !== undefined;
 }
 
+/**
+ * Inserts a new session row and its title's search row (see `SessionStore.createSession`): with
+ * a title, run it in a transaction. The caller maps a clash to `conflict`.
+ */
+export async function insertSession(q: Sql, dialect: Dialect, tenantId: string, input: NewSession, at: number): Promise<Session> {
+  const status = input.status ?? "active";
+  const row = await q.get(
+    `INSERT INTO sessions (id, tenant_id, environment_id, model, status, node_id, host_id, created_at, updated_at, ended_at, title, metadata)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+    [
+      input.id ?? randomUUID(),
+      tenantId,
+      input.environmentId,
+      input.model,
+      status,
+      input.nodeId,
+      input.hostId,
+      at,
+      at,
+      terminalStatuses.includes(status) ? at : null,
+      input.title ?? null,
+      toJson(input.metadata ?? {}),
+    ],
+  );
+  const session = sessionOf(row!);
+  if (input.title !== undefined) await indexTitle(q, dialect, session.id, input.title);
+  return session;
+}
+
 const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(", ");
 
 /** The session operations of this file; changing labels and deleting are in their own files. */
@@ -40,32 +74,8 @@ type SessionRows = Omit<SessionStore, "updateSession" | "deleteEndedSessions">;
 export function sessionRepo({ db, now }: StoreContext): SessionRows {
   return {
     createSession(tenantId, input) {
-      const at = now();
-      const status = input.status ?? "active";
       // A title's search row is written with the session, in one transaction.
-      const write = async (tx: Sql) => {
-        const row = await tx.get(
-          `INSERT INTO sessions (id, tenant_id, environment_id, model, status, node_id, host_id, created_at, updated_at, ended_at, title, metadata)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-          [
-            input.id ?? randomUUID(),
-            tenantId,
-            input.environmentId,
-            input.model,
-            status,
-            input.nodeId,
-            input.hostId,
-            at,
-            at,
-            terminalStatuses.includes(status) ? at : null,
-            input.title ?? null,
-            toJson(input.metadata ?? {}),
-          ],
-        );
-        const session = sessionOf(row!);
-        if (input.title !== undefined) await indexTitle(tx, db.dialect, session.id, input.title);
-        return session;
-      };
+      const write = (q: Sql) => insertSession(q, db.dialect, tenantId, input, now());
       return conflictAs(db.dialect, "a session with this id already exists", () => (input.title === undefined ? write(db) : db.transaction(write)));
     },
 
@@ -91,6 +101,10 @@ export function sessionRepo({ db, now }: StoreContext): SessionRows {
         // Ending an already ended session keeps its first end time.
         set.push("ended_at = COALESCE(ended_at, ?)");
         params.push(at);
+      }
+      if (change.endReason !== undefined && terminalStatuses.includes(change.status)) {
+        set.push("end_reason = COALESCE(end_reason, ?)");
+        params.push(change.endReason);
       }
       if (change.nodeId !== undefined) {
         set.push("node_id = ?");

@@ -4,6 +4,7 @@ import type { StoreContext } from "./context.ts";
 import { environmentRepo } from "./environments.ts";
 import { eventRepo } from "./events.ts";
 import { feedbackRepo } from "./feedback.ts";
+import { forkRepo } from "./forks.ts";
 import { keyRepo } from "./keys.ts";
 import { nodeRepo } from "./nodes.ts";
 import { sessionLabelRepo } from "./session-labels.ts";
@@ -43,6 +44,7 @@ export function createSqlStore(db: SqlDatabase, options: SqlStoreOptions = {}): 
     ...sessionLabelRepo(ctx),
     ...retentionRepo(ctx),
     ...turnRepo(ctx),
+    ...forkRepo(ctx),
     ...feedbackRepo(ctx),
     ...eventRepo(ctx),
     ...taskRepo(ctx),

@@ -1,5 +1,5 @@
 import type { ContextBlock, JsonObject, SteeredInput, StoredText, ThinkingRecord, ToolCallRecord, TurnRecord } from "../../domain/index.ts";
-import type { NewSessionEvent, StoredTurn, TranscriptStore } from "../types.ts";
+import type { NewSessionEvent, StoredTurn, TranscriptStore, TurnOrigin } from "../types.ts";
 import type { SqlRow, SqlValue } from "./database.ts";
 import type { StoreContext } from "./context.ts";
 import { EVENT_SEQ_CONFLICT, insertEvents } from "./events.ts";
@@ -43,10 +43,10 @@ const TOOL_CALL_FIELDS = [
   ["started_at", "bigint"],
   ["ended_at", "bigint"],
 ] as const;
-const TOOL_CALL_COLUMNS = ["session_id", "turn_seq", ...TOOL_CALL_FIELDS.map(([name]) => name)];
+export const TOOL_CALL_COLUMNS = ["session_id", "turn_seq", ...TOOL_CALL_FIELDS.map(([name]) => name)];
 
 /** A tool call's values for `TOOL_CALL_FIELDS`, in order. */
-const toolCallValues = (idx: number, c: ToolCallRecord): SqlValue[] => [
+export const toolCallValues = (idx: number, c: ToolCallRecord): SqlValue[] => [
   idx,
   c.id,
   c.name,
@@ -101,9 +101,12 @@ function turnOf(row: SqlRow, toolCalls: ToolCallRecord[]): StoredTurn {
     compactions: Number(row.compactions),
     startedAt: Number(row.started_at),
     endedAt: Number(row.ended_at),
+    turn: optNum(row.turn) ?? Number(row.seq),
+    rolledBack: Number(row.rolled_back) === 1,
   };
   const error = opt(row.error as string | null);
   if (error !== undefined) turn.error = fromJson<NonNullable<TurnRecord["error"]>>(error);
+  if (row.forked_from_session !== null) turn.forkedFrom = { sessionId: String(row.forked_from_session), turn: Number(row.forked_from_turn) };
   const steered = fromJson<StoredSteer[]>(row.steered ?? "[]");
   if (steered.length > 0) turn.steered = steered.map(loadSteer);
   return turn;
@@ -133,12 +136,16 @@ const TURN_FIELDS = [
   ["compactions", "integer"],
   ["started_at", "bigint"],
   ["ended_at", "bigint"],
+  ["turn", "integer"],
+  ["rolled_back", "smallint"],
+  ["forked_from_session", "text"],
+  ["forked_from_turn", "integer"],
   ["steered", "text"],
 ] as const;
-const TURN_COLUMNS = ["session_id", "seq", ...TURN_FIELDS.map(([name]) => name)];
+export const TURN_COLUMNS = ["session_id", "seq", ...TURN_FIELDS.map(([name]) => name)];
 
-/** A turn's parameters: the session totals, and its values for `TURN_FIELDS`. */
-function turnValues(record: TurnRecord, at: number, state: StoredText | undefined): { totals: SqlValue[]; turn: SqlValue[] } {
+/** A turn's parameters: the session totals, and its values for `TURN_FIELDS` (`origin`: a fork's copy). */
+export function turnValues(record: TurnRecord, at: number, state: StoredText | undefined, origin?: TurnOrigin): { totals: SqlValue[]; turn: SqlValue[] } {
   const { usage } = record;
   return {
     totals: [record.compactions, usage.inputTokens, usage.outputTokens, usage.cacheReadTokens, usage.cacheCreationTokens, at, state ?? null],
@@ -159,6 +166,10 @@ function turnValues(record: TurnRecord, at: number, state: StoredText | undefine
       record.compactions,
       record.startedAt,
       record.endedAt,
+      record.turn,
+      record.rolledBack ? 1 : 0,
+      origin?.sessionId,
+      origin?.turn,
       toJson((record.steered ?? []).map(storeSteer)),
     ],
   };

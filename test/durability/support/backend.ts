@@ -10,7 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { SQLITE_FILE_NAME } from "../../../src/store/index.ts";
-import type { TestPostgres } from "../../support/postgres.ts";
+import { afterAll, describe, it } from "vitest";
+import { postgresForTests, type TestPostgres } from "../../support/postgres.ts";
 
 export type Row = Record<string, unknown>;
 
@@ -83,4 +84,21 @@ export async function postgresBackend(server: TestPostgres): Promise<DurabilityB
     // The database goes with the server (`TestPostgres.stop`).
     dispose: async () => undefined,
   };
+}
+
+/**
+ * Defines a store suite on PostgreSQL: `define` gets a backend factory on the test server, or,
+ * when no PostgreSQL can be had, a skipped `title` suite says so (it fails instead under
+ * ROZ_REQUIRE_POSTGRES=1, as `postgresForTests` does).
+ */
+export async function onPostgres(title: string, define: (makeBackend: () => Promise<DurabilityBackend>) => void): Promise<void> {
+  const server = await postgresForTests();
+  if (server === undefined) {
+    describe.skip(`${title}: postgres (no PostgreSQL available)`, () => {
+      it("needs PostgreSQL", () => undefined);
+    });
+    return;
+  }
+  afterAll(() => server.stop());
+  define(() => postgresBackend(server));
 }

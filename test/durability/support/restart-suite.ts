@@ -14,11 +14,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentService, type SessionResponse, SessionRequestSchema } from "../../../src/gen/roz/v1/agent_pb.js";
 import { request } from "../../rest/support.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "../../support/fake-openai/index.ts";
-import { type SpawnedServer, spawnServer } from "../../support/server.ts";
-import { type SessionClient, type SessionClientFactory, sessionClientFactory } from "../../support/session-client.ts";
+import type { SpawnedServer } from "../../support/server.ts";
+import type { SessionClient } from "../../support/session-client.ts";
 import { caseOf, readTurn, rq, startSession, tool, turnCompleteOf, responseValue, valuesOf } from "../../support/session-protocol.ts";
 import { InputDelivery, InputState } from "../../../src/gen/roz/v1/agent_pb.js";
 import type { DurabilityBackend } from "./backend.ts";
+import { SuiteProcesses } from "./suite-processes.ts";
 
 const MODEL = "openai/fake-model";
 
@@ -89,10 +90,9 @@ export function defineRestartSuite(name: string, makeBackend: () => Promise<Dura
   describe(`sessions survive restarts: ${name}`, () => {
     let backend: DurabilityBackend | undefined;
     let fake: FakeOpenAI;
-    const servers: SpawnedServer[] = [];
-    const factories: SessionClientFactory[] = [];
-    const spawn = async (): Promise<SpawnedServer> => {
-      const server = await spawnServer({
+    const processes = new SuiteProcesses();
+    const spawn = (): Promise<SpawnedServer> =>
+      processes.spawn({
         ...backend!.env,
         OPENAI_API_KEY: "sk-test",
         OPENAI_BASE_URL: fake.baseURL,
@@ -101,14 +101,7 @@ export function defineRestartSuite(name: string, makeBackend: () => Promise<Dura
         ROZ_NODE_EXPIRY_MS: "1000",
         ROZ_SHUTDOWN_GRACE_MS: "2000",
       });
-      servers.push(server);
-      return server;
-    };
-    const open = (url: string): SessionClient => {
-      const factory = sessionClientFactory("grpc-js", url);
-      factories.push(factory);
-      return factory.open();
-    };
+    const open = (url: string): SessionClient => processes.open(url);
     /** Opens a StreamSession that resumes `sessionId` after `afterSeq`, retrying while the old owner may still be alive. */
     const resumeBidi = async (url: string, sessionId: string, afterSeq: number): Promise<SessionClient> =>
       whileUnavailable(async () => {
@@ -126,8 +119,7 @@ export function defineRestartSuite(name: string, makeBackend: () => Promise<Dura
       backend = await makeBackend();
     });
     afterAll(async () => {
-      for (const factory of factories) factory.close();
-      for (const server of servers) await server.dispose();
+      await processes.dispose();
       await fake?.close();
       await backend?.dispose();
     });

@@ -1,7 +1,7 @@
 /**
  * What a restarted server must say through REST about sessions the clients ran before a
  * crash: every turn whose `turn_complete` a client saw is stored with that usage, stored
- * turns are whole and in order, and sessions that were running are `error` with `ended_at`.
+ * turns are whole and in order, and sessions that were running are `cancelled` (abandoned) with `ended_at`.
  */
 import { fromJson, type JsonValue } from "@bufbuild/protobuf";
 import { ConversationMessageSchema } from "../../../src/gen/roz/v1/agent_pb.js";
@@ -59,9 +59,11 @@ export async function sessionProblems(url: string, log: SessionLog): Promise<str
   }
   const turns = transcript.json.turns as RestTurn[];
 
-  // Status: a session that was running when the process died is orphaned, not resumable.
-  const expectedStatus = log.kind === "clean" ? "completed" : "error";
-  if (session.json.status !== expectedStatus) note(`status ${session.json.status}, expected ${expectedStatus}`);
+  // Status: a session that was running when the process died, and that nobody re-attached to, is abandoned.
+  const expected = log.kind === "clean" ? { status: "completed", end_reason: "completed" } : { status: "cancelled", end_reason: "abandoned" };
+  if (session.json.status !== expected.status || session.json.end_reason !== expected.end_reason) {
+    note(`status ${session.json.status} (${session.json.end_reason}), expected ${expected.status} (${expected.end_reason})`);
+  }
   if (session.json.ended_at === undefined || Date.parse(session.json.ended_at) < Date.parse(session.json.created_at)) {
     note(`ended_at ${session.json.ended_at} (created_at ${session.json.created_at})`);
   }

@@ -16,7 +16,7 @@ export function transcriptSuite(ctx: SuiteContext): void {
       records[1]!.userContext.push({ label: "shot.png", mimeType: "image/png", data: new Uint8Array([0, 1, 2, 250, 255]) });
       for (const [i, r] of records.entries()) expect(await ctx.store().appendTurn(tenant.id, session.id, r)).toBe(i + 1);
       const turns = await ctx.store().listTurns(tenant.id, session.id);
-      expect(turns).toEqual(records.map((r, i) => ({ ...r, sessionId: session.id, seq: i + 1 })));
+      expect(turns).toEqual(records.map((r, i) => ({ ...r, sessionId: session.id, seq: i + 1, turn: i + 1, rolledBack: false })));
       const image = turns![1]!.userContext[1]!;
       expect("data" in image && image.data).toBeInstanceOf(Uint8Array);
       expect(await ctx.store().listTurns(tenant.id, session.id, { afterSeq: 2, limit: 3 })).toEqual(turns!.slice(2, 5));

@@ -11,6 +11,7 @@ import { fakeSignature } from "./signature.ts";
 /** The Anthropic stop reason of a reply: `anthropicStop`, else from `finish` and the tool calls. */
 function stopReason(reply: FakeReply): string {
   if (reply.anthropicStop) return reply.anthropicStop;
+  if (reply.refusal !== undefined) return "refusal";
   if (reply.finish === "length") return "max_tokens";
   if (reply.finish === "content_filter") return "refusal";
   return (reply.toolCalls ?? []).length > 0 ? "tool_use" : "end_turn";
@@ -53,7 +54,7 @@ export function* messagesFrames(reply: FakeReply, body: Record<string, unknown>,
     yield { type: "content_block_start", index, content_block: { type: "redacted_thinking", data: reply.redactedThinking } };
     yield { type: "content_block_stop", index: index++ };
   }
-  const deltas = [...Array<string>(reply.tokens ?? 0).fill("tok "), ...splitText(reply.text ?? "", size)];
+  const deltas = [...Array<string>(reply.tokens ?? 0).fill("tok "), ...splitText((reply.text ?? "") + (reply.refusal ?? ""), size)];
   if (deltas.length > 0) {
     yield { type: "content_block_start", index, content_block: { type: "text", text: "", citations: null } };
     for (const text of deltas) yield { type: "content_block_delta", index, delta: { type: "text_delta", text } };

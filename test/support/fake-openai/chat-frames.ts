@@ -31,6 +31,7 @@ export function* chatFrames(reply: FakeReply, body: Record<string, unknown>, id:
     for (let i = 0; i < reply.tokens; i++) yield chunk({ content: "tok " });
   }
   for (const piece of splitText(reply.text ?? "", size)) yield chunk({ content: piece });
+  for (const piece of splitText(reply.refusal ?? "", size)) yield chunk({ refusal: piece });
 
   const calls = (reply.toolCalls ?? []).map((call, index) => ({
     index,

@@ -46,6 +46,11 @@ export interface FakeReply {
   redactedThinking?: string;
   /** Anthropic only: the stop reason, overriding the one derived from `finish` and the tool calls. */
   anthropicStop?: "end_turn" | "max_tokens" | "stop_sequence" | "tool_use" | "pause_turn" | "refusal";
+  /**
+   * The model refuses with this text: Chat `delta.refusal` pieces (finish `stop`), a Responses
+   * `refusal` content part, Anthropic text with `stop_reason: refusal`.
+   */
+  refusal?: string;
   toolCalls?: FakeToolCall[];
   /** Chat only: send the deltas of several tool calls interleaved in the same chunks. */
   interleaveToolCalls?: boolean;

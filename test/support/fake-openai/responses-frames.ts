@@ -81,6 +81,21 @@ export function* responsesFrames(reply: FakeReply, body: Record<string, unknown>
     yield event("response.output_item.done", { output_index, item });
   }
 
+  if (reply.refusal !== undefined) {
+    const item_id = `msg_refusal_${id}`;
+    const output_index = output.length;
+    const pending = { id: item_id, type: "message", status: "in_progress", role: "assistant", content: [] };
+    yield event("response.output_item.added", { output_index, item: pending });
+    yield event("response.content_part.added", { item_id, output_index, content_index: 0, part: { type: "refusal", refusal: "" } });
+    for (const delta of splitText(reply.refusal, size)) yield event("response.refusal.delta", { item_id, output_index, content_index: 0, delta });
+    yield event("response.refusal.done", { item_id, output_index, content_index: 0, refusal: reply.refusal });
+    const done = { type: "refusal", refusal: reply.refusal };
+    yield event("response.content_part.done", { item_id, output_index, content_index: 0, part: done });
+    const item = { ...pending, status: "completed", content: [done] };
+    output.push(item);
+    yield event("response.output_item.done", { output_index, item });
+  }
+
   for (const [index, call] of (reply.toolCalls ?? []).entries()) {
     const item_id = `fc_${index}_${id}`;
     const output_index = output.length;

@@ -65,6 +65,8 @@ export interface SessionJson {
   created_at: string;
   updated_at: string;
   ended_at?: string;
+  /** Why an ended session ended. */
+  end_reason?: "completed" | "client" | "abandoned" | "error";
   usage: Usage;
   turn_count: number;
   /** Streams attached now (servers that track it). */
@@ -87,6 +89,8 @@ export interface EnvironmentJson {
   default_model?: string;
   system_instructions?: string;
   permissions: RuleJson[];
+  /** Whether its sessions' models get the team tools; absent: the server's ROZ_TEAMS_DEFAULT. */
+  teams?: { enabled: boolean };
   is_default: boolean;
   created_at: string;
   updated_at: string;

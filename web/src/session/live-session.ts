@@ -4,7 +4,8 @@ import type { SessionRequestSchema, StartSessionSchema } from "../../../src/gen/
 import type { AgentClient } from "../api/rpc.ts";
 import { isBrowserTool, runBrowserTool } from "./browser-tools.ts";
 import { loadState, saveState } from "./saved-state.ts";
-import { addUserMessage, applyResponse, emptyState, markToolAnswered, openToolCalls, type SessionState } from "./timeline.ts";
+import { InputDelivery } from "../../../src/gen/roz/v1/agent_pb.js";
+import { addUserMessage, applyResponse, type Delivery, emptyState, markToolAnswered, openToolCalls, type SessionState } from "./timeline.ts";
 
 export type StartInit = MessageInitShape<typeof StartSessionSchema>;
 type RequestInit = MessageInitShape<typeof SessionRequestSchema>["request"];
@@ -16,6 +17,12 @@ export interface Question {
   toolCallId: string;
   question: string;
 }
+
+const DELIVERIES: Record<Delivery, InputDelivery> = {
+  queue: InputDelivery.QUEUE,
+  steer: InputDelivery.STEER,
+  interrupt: InputDelivery.INTERRUPT,
+};
 
 /** How long an open tool call must stay open before this console runs it: a replay brings its answer right behind it. */
 const SETTLE_MS = 150;
@@ -164,10 +171,11 @@ export class LiveSession {
     }
   }
 
-  async sendMessage(text: string): Promise<void> {
+  /** Sends a message; `delivery` says what happens to it while a turn runs (queue, steer, interrupt). */
+  async sendMessage(text: string, delivery?: Delivery): Promise<void> {
     const messageId = crypto.randomUUID();
-    this.#update(addUserMessage(this.state, messageId, text));
-    await this.send({ case: "userMessage", value: { content: text, messageId } });
+    this.#update(addUserMessage(this.state, messageId, text, delivery));
+    await this.send({ case: "userMessage", value: { content: text, messageId, ...(delivery ? { delivery: DELIVERIES[delivery] } : {}) } });
   }
 
   cancelTurn = () => this.send({ case: "cancelTurn", value: { reason: "cancelled in the console" } });

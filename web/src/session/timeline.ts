@@ -1,9 +1,18 @@
 import type { JsonObject } from "@bufbuild/protobuf";
-import type { SessionResponse } from "../../../src/gen/roz/v1/agent_pb.js";
+import { type InputUpdate, InputState, type SessionResponse } from "../../../src/gen/roz/v1/agent_pb.js";
+
+/**
+ * What became of a user message sent while a turn ran: waiting in the queue (`place`), sent
+ * to steer or interrupt and not yet taken, steered into the running turn, or dropped.
+ */
+export type UserStatus = "queued" | "steer" | "interrupt" | "steered" | "dropped";
+
+/** How the composer delivers a message while a turn runs. */
+export type Delivery = "queue" | "steer" | "interrupt";
 
 /** One entry of a session's view, built from its responses (and the user's own messages). */
 export type Item =
-  | { kind: "user"; messageId: string; text: string }
+  | { kind: "user"; messageId: string; text: string; status?: UserStatus; place?: number }
   | { kind: "assistant"; messageId: string; text: string; thinking: string }
   | {
       kind: "tool";
@@ -14,6 +23,8 @@ export type Item =
       state: "requested" | "answered" | "denied";
       result?: string;
       success?: boolean;
+      /** The server cut the result it echoed (ROZ_TOOL_RESULT_ECHO_BYTES). */
+      truncated?: boolean;
     }
   | {
       kind: "approval";
@@ -74,10 +85,16 @@ const closeOpen = (items: Item[]): Item[] => {
 /** Replaces item `index` by `next` (items are immutable so the view can compare them). */
 const replace = (items: Item[], index: number, next: Item): Item[] => items.map((it, i) => (i === index ? next : it));
 
+/** A message typed during a turn that has not joined or started one: the turn's answer goes on above it. */
+const waiting = (it: Item): boolean => it.kind === "user" && it.status !== undefined && it.status !== "steered";
+
 function appendDelta(items: Item[], messageId: string, field: "text" | "thinking", content: string): Item[] {
-  const last = items.at(-1);
-  if (last?.kind === "assistant" && last.messageId === messageId) return replace(items, items.length - 1, { ...last, [field]: last[field] + content });
-  return [...items, { kind: "assistant", messageId, text: field === "text" ? content : "", thinking: field === "thinking" ? content : "" }];
+  let at = items.length - 1;
+  while (at >= 0 && waiting(items[at] as Item)) at--;
+  const last = items[at];
+  if (last?.kind === "assistant" && last.messageId === messageId) return replace(items, at, { ...last, [field]: last[field] + content });
+  const next: Item = { kind: "assistant", messageId, text: field === "text" ? content : "", thinking: field === "thinking" ? content : "" };
+  return [...items.slice(0, at + 1), next, ...items.slice(at + 1)];
 }
 
 /** Marks the pending approval for `id` (if any) as settled. */
@@ -122,6 +139,19 @@ export function applyResponse(state: SessionState, res: SessionResponse, now = D
           { kind: "tool", id: v.toolCallId, name: v.toolName, parameters: {}, workerId: "", state: "denied", result: `${v.reason}: ${v.detail}` },
         ],
       };
+    }
+    case "toolFinished": {
+      const v = r.value;
+      const i = findLast(s.items, "tool", (t) => t.id === v.toolCallId);
+      if (i < 0) {
+        // A server tool (spawn_worker, wait_for_workers) sends no request: its call appears with its result.
+        const call: Item = { kind: "tool", id: v.toolCallId, name: v.toolName, parameters: {}, workerId: v.workerId, state: "answered" };
+        return { ...s, items: [...s.items, { ...call, success: v.success, result: v.result, truncated: v.truncated }] };
+      }
+      const t = s.items[i] as Extract<Item, { kind: "tool" }>;
+      // The result this console sent itself is whole; the echo may be cut.
+      const echo = t.result !== undefined && t.state === "answered" ? {} : { result: v.result, truncated: v.truncated };
+      return { ...s, items: replace(s.items, i, { ...t, state: "answered", success: v.success, ...echo }) };
     }
     case "activityUpdate": {
       const v = r.value;
@@ -175,17 +205,52 @@ export function applyResponse(state: SessionState, res: SessionResponse, now = D
       };
     case "teamStarted":
       return { ...s, items: [...s.items, { kind: "team", taskId: r.value.taskId }] };
+    case "inputUpdate":
+      return { ...s, items: applyInput(s.items, r.value), turnRunning: s.turnRunning || r.value.state === InputState.STARTED };
     default:
       return s;
   }
 }
 
-/** The user's own message, shown at once (the stream does not echo it). */
-export const addUserMessage = (s: SessionState, messageId: string, text: string): SessionState => ({
-  ...s,
-  turnRunning: true,
-  items: [...s.items, { kind: "user", messageId, text }],
-});
+type UserItem = Extract<Item, { kind: "user" }>;
+
+/**
+ * A message's `InputUpdate`: one that starts a turn or is steered in moves to the end (where its
+ * answer follows), with its text (also in a tab that did not send it); one that waits shows its
+ * place; one that was dropped says so.
+ */
+function applyInput(items: Item[], u: InputUpdate): Item[] {
+  const i = findLast(items, "user", (x) => x.messageId === u.messageId);
+  const known = i < 0 ? undefined : (items[i] as UserItem);
+  const moved = (status?: UserStatus): Item[] => [
+    ...items.filter((_, k) => k !== i),
+    { kind: "user", messageId: u.messageId, text: u.content || known?.text || "", ...(status ? { status } : {}) },
+  ];
+  switch (u.state) {
+    case InputState.STARTED:
+      return moved();
+    case InputState.STEERED:
+      return moved("steered");
+    case InputState.QUEUED:
+      return known
+        ? replace(items, i, { ...known, status: "queued", place: u.queuePosition })
+        : [...items, { kind: "user", messageId: u.messageId, text: "", status: "queued", place: u.queuePosition }];
+    case InputState.DROPPED:
+      return known ? replace(items, i, { kind: "user", messageId: known.messageId, text: known.text, status: "dropped" }) : items;
+    default:
+      return items;
+  }
+}
+
+/**
+ * The user's own message, shown at once: as the turn it starts, or, sent with a delivery while
+ * a turn runs, as waiting until its `InputUpdate` says what became of it.
+ */
+export function addUserMessage(s: SessionState, messageId: string, text: string, delivery?: Delivery): SessionState {
+  if (delivery === undefined || !s.turnRunning) return { ...s, turnRunning: true, items: [...s.items, { kind: "user", messageId, text }] };
+  const status: UserStatus = delivery === "queue" ? "queued" : delivery;
+  return { ...s, items: [...s.items, { kind: "user", messageId, text, status }] };
+}
 
 /** Records the result this console sent for a tool call. */
 export function markToolAnswered(s: SessionState, id: string, success: boolean, result: string): SessionState {

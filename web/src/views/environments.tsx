@@ -10,10 +10,12 @@ interface Draft {
   default_model: string;
   system_instructions: string;
   is_default: boolean;
+  /** "" leaves the team tools to the server default. */
+  teams: "" | "on" | "off";
   permissions: RuleJson[];
 }
 
-const blank = (): Draft => ({ name: "", kind: "default", default_model: "", system_instructions: "", is_default: false, permissions: [] });
+const blank = (): Draft => ({ name: "", kind: "default", default_model: "", system_instructions: "", is_default: false, teams: "", permissions: [] });
 
 const draftOf = (e: EnvironmentJson): Draft => ({
   id: e.id,
@@ -22,6 +24,7 @@ const draftOf = (e: EnvironmentJson): Draft => ({
   default_model: e.default_model ?? "",
   system_instructions: e.system_instructions ?? "",
   is_default: e.is_default,
+  teams: e.teams === undefined ? "" : e.teams.enabled ? "on" : "off",
   permissions: e.permissions.map((r) => ({ ...r })),
 });
 
@@ -40,6 +43,7 @@ function bodyOf(d: Draft): Record<string, unknown> {
     })),
     default_model: d.default_model.trim() || clear,
     system_instructions: d.system_instructions || clear,
+    teams: d.teams === "" ? clear : { enabled: d.teams === "on" },
   };
   return Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
 }
@@ -157,6 +161,12 @@ function Editor({ initial, onSaved, onCancel }: { initial: Draft; onSaved: () =>
         <input type="checkbox" checked={d.is_default} onChange={(e) => setD({ ...d, is_default: e.currentTarget.checked })} />
         Default environment of the tenant
       </label>
+      <label for="env-teams">Team tools (spawn_worker, wait_for_workers)</label>
+      <select id="env-teams" value={d.teams} onChange={(e) => setD({ ...d, teams: e.currentTarget.value as Draft["teams"] })}>
+        <option value="">the server's default (ROZ_TEAMS_DEFAULT)</option>
+        <option value="on">on: the model may start workers</option>
+        <option value="off">off</option>
+      </select>
       <h3>Permission rules (first match wins)</h3>
       {d.permissions.map((r, i) => (
         <RuleRow
@@ -235,7 +245,7 @@ export function EnvironmentsView() {
           {(envs ?? []).map((e) => (
             <tr data-env={e.name}>
               <td>
-                {e.name} {e.is_default && <span class="badge">default</span>}
+                {e.name} {e.is_default && <span class="badge">default</span>} {e.teams?.enabled && <span class="badge">team tools</span>}
               </td>
               <td>{e.kind}</td>
               <td>{e.default_model ?? "–"}</td>

@@ -62,6 +62,8 @@ export function NewSessionView({ client }: { client: AgentClient }) {
     void session.run();
   };
   const envModels = envs.map((e) => e.default_model).filter((m): m is string => !!m);
+  const chosen = envs.find((e) => (environmentId === "" ? e.is_default : e.id === environmentId));
+  const teams = chosen?.teams === undefined ? "as the server's default says (ROZ_TEAMS_DEFAULT)" : chosen.teams.enabled ? "on" : "off";
   return (
     <section class="page" aria-labelledby="new-title">
       <div class="page-head">
@@ -75,6 +77,9 @@ export function NewSessionView({ client }: { client: AgentClient }) {
             <option value={env.id}>{env.name}</option>
           ))}
         </select>
+        <p class="muted" data-teams={chosen?.teams?.enabled ?? "default"}>
+          Team tools (spawn_worker, wait_for_workers): {teams}. The environment decides; <a href={href.environments}>change it under Environments</a>.
+        </p>
         <label for="model">Model</label>
         <input
           id="model"

@@ -57,7 +57,9 @@ export function SessionRow({ s, changed }: { s: SessionJson; changed: () => void
   return (
     <div class="srow-wrap">
       <a class="srow" href={href.session(s.id)} data-session={s.id} data-archived={s.archived ? "true" : "false"}>
-        <span class={`status ${s.status}`}>{s.status}</span>
+        <span class={`status ${s.status}`} title={s.end_reason && `ended: ${s.end_reason}`}>
+          {s.status}
+        </span>
         <span class="mono" title={s.id}>
           {s.id.slice(0, 8)}
         </span>

@@ -5,7 +5,7 @@ import { VirtualList } from "../components/virtual-list.tsx";
 import { num, tokens } from "../format.ts";
 import { LiveSession } from "../session/live-session.ts";
 import { transcriptItems, withUserMessages } from "../session/transcript.ts";
-import type { Item } from "../session/timeline.ts";
+import type { Delivery, Item } from "../session/timeline.ts";
 import { TimelineItem } from "./timeline-item.tsx";
 
 /** A LiveSession's state as render input: re-renders on every change. */
@@ -35,12 +35,14 @@ export function LivePane({ live, stored = [] }: { live: LiveSession; stored?: re
   const [text, setText] = useState("");
   const s = live.state;
   const canSend = live.status === "live" && !s.ended && s.sessionId !== "";
-  const send = (e: Event) => {
+  // While a turn runs the message box stays usable: a message is queued, steered into the turn, or interrupts it.
+  const send = (e: Event, delivery?: Delivery) => {
     e.preventDefault();
     if (text.trim() === "") return;
-    void live.sendMessage(text).catch(() => undefined);
+    void live.sendMessage(text, s.turnRunning ? (delivery ?? "queue") : undefined).catch(() => undefined);
     setText("");
   };
+  const empty = !canSend || text.trim() === "";
   return (
     <div class="live">
       <div class="live-head" role="status" aria-live="polite">
@@ -62,7 +64,13 @@ export function LivePane({ live, stored = [] }: { live: LiveSession; stored?: re
         <textarea
           id="message"
           rows={2}
-          placeholder={canSend ? "Write a message (Ctrl+Enter sends)" : "not attached"}
+          placeholder={
+            canSend
+              ? s.turnRunning
+                ? "Write while it works: Queue, Steer or Interrupt (Ctrl+Enter queues)"
+                : "Write a message (Ctrl+Enter sends)"
+              : "not attached"
+          }
           value={text}
           disabled={!canSend}
           onInput={(e) => setText(e.currentTarget.value)}
@@ -71,9 +79,23 @@ export function LivePane({ live, stored = [] }: { live: LiveSession; stored?: re
           }}
         />
         <div class="buttons">
-          <button type="submit" disabled={!canSend || s.turnRunning || text.trim() === ""}>
-            Send
-          </button>
+          {s.turnRunning ? (
+            <>
+              <button type="submit" disabled={empty} title="Runs as its own turn when the running one has ended">
+                Queue
+              </button>
+              <button type="button" disabled={empty} title="Joins the running turn: the agent sees it at its next step" onClick={(e) => send(e, "steer")}>
+                Steer
+              </button>
+              <button type="button" disabled={empty} title="Cancels the running turn and runs this next" onClick={(e) => send(e, "interrupt")}>
+                Interrupt
+              </button>
+            </>
+          ) : (
+            <button type="submit" disabled={empty}>
+              Send
+            </button>
+          )}
           <button type="button" disabled={!canSend || !s.turnRunning} onClick={() => void live.cancelTurn().catch(() => undefined)}>
             Cancel turn
           </button>
@@ -136,7 +158,8 @@ export function SessionView({ id, client }: { id: string; client: AgentClient })
         </h1>
         {session && (
           <span class="muted">
-            <span class={`status ${session.status}`}>{session.status}</span> · {session.model} · {num(session.turn_count)} turns · {tokens(session.usage)}
+            <span class={`status ${session.status}`}>{session.status}</span>
+            {session.end_reason && ` (${session.end_reason})`} · {session.model} · {num(session.turn_count)} turns · {tokens(session.usage)}
             {session.attached_streams !== undefined && ` · ${session.attached_streams} attached`}
           </span>
         )}

@@ -1,8 +1,17 @@
 import { useEffect, useState } from "preact/hooks";
 import type { LiveSession } from "../session/live-session.ts";
-import type { Item } from "../session/timeline.ts";
+import type { Item, UserStatus } from "../session/timeline.ts";
 import { json, num } from "../format.ts";
 import { href } from "../router.ts";
+
+const userStatusText = (status: UserStatus, place: number | undefined): string =>
+  ({
+    queued: place ? `queued #${place}` : "queued",
+    steer: "steering…",
+    interrupt: "interrupting…",
+    steered: "steered into the turn",
+    dropped: "dropped",
+  })[status];
 
 function Thinking({ text }: { text: string }) {
   const [open, setOpen] = useState(false);
@@ -80,9 +89,10 @@ export function TimelineItem({ item, live }: { item: Item; live?: LiveSession | 
   switch (item.kind) {
     case "user":
       return (
-        <div class="msg user">
+        <div class={`msg user${item.status ? ` ${item.status}` : ""}`} data-status={item.status}>
           <span class="who">you</span>
-          <div class="text">{item.text}</div>
+          {item.status && <span class="badge input-status">{userStatusText(item.status, item.place)}</span>}
+          <div class="text">{item.text || "(a message another client sent)"}</div>
         </div>
       );
     case "assistant":
@@ -107,6 +117,7 @@ export function TimelineItem({ item, live }: { item: Item; live?: LiveSession | 
           <pre class="args">{json(item.parameters)}</pre>
           {question && live && <AskUser live={live} toolCallId={item.id} question={question.question} />}
           {item.result !== undefined && <pre class="result">{item.result}</pre>}
+          {item.truncated && <p class="muted">The result is longer: the server sent the first part only.</p>}
         </div>
       );
     }
