@@ -45,7 +45,10 @@ export async function indexTitle(tx: Sql, dialect: Dialect, sessionId: string, t
 export function textMatch(dialect: Dialect, words: readonly string[]): { sql: string; params: SqlValue[] } {
   if (dialect.name === "postgres") {
     return {
-      sql: "sessions.id IN (SELECT x.session_id FROM session_text x WHERE x.words @@ plainto_tsquery('simple', ?::text))",
+      // The matching ids are collected first (one GIN lookup), whatever the planner's statistics
+      // say: as an IN subquery, a table it has not analysed yet could get a plan that repeats
+      // the index lookup for every session of the tenant.
+      sql: "sessions.id = ANY (ARRAY(SELECT x.session_id FROM session_text x WHERE x.words @@ plainto_tsquery('simple', ?::text)))",
       params: [words.join(" ")],
     };
   }
