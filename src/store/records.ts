@@ -143,14 +143,6 @@ export interface NewSession {
   metadata?: Record<string, string>;
 }
 
-/** What `updateSession` changes; absent fields stay, `title: null` clears the title. */
-export interface SessionPatch {
-  title?: string | null;
-  /** Keys given are set, keys given as `null` removed. */
-  metadata?: Record<string, string | null>;
-  archived?: boolean;
-}
-
 /** A status transition for `updateSessionStatus`. */
 export interface SessionStatusChange {
   status: SessionStatus;
@@ -237,24 +229,6 @@ export interface Page<T> {
   items: T[];
   /** Present when more items may follow. */
   nextCursor?: string;
-}
-
-/** Which sessions `listSessions` returns; absent fields do not filter. */
-export interface SessionFilter extends PageRequest {
-  status?: SessionStatus;
-  environmentId?: string;
-  /** Only archived (true) or only not archived (false) sessions; both when absent. */
-  archived?: boolean;
-  /** Sessions whose metadata holds every one of these pairs. */
-  metadata?: Record<string, string>;
-  /** Created strictly after / before these times (epoch ms). */
-  createdAfter?: number;
-  createdBefore?: number;
-  /**
-   * Words that must all occur in the session's title or in one turn's user or assistant text
-   * (full-text index, case-insensitive, whole words).
-   */
-  words?: readonly string[];
 }
 
 /** Where a task is: `running` until every worker has exited and no more can join. */

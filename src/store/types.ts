@@ -26,8 +26,6 @@ import type {
   ResumableSession,
   Session,
   SessionEvent,
-  SessionFilter,
-  SessionPatch,
   SessionStatusChange,
   StoredTurn,
   Task,
@@ -41,9 +39,11 @@ import type {
   Worker,
   WorkerEnd,
 } from "./records.ts";
+import type { SessionFilter, SessionPatch } from "./session-queries.ts";
 
 export * from "./records.ts";
 export * from "./end-reason.ts";
+export * from "./session-queries.ts";
 
 export interface TenantStore {
   /** Returns the tenant named `name`, creating it if needed; concurrent calls agree. */
