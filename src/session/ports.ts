@@ -69,7 +69,7 @@ export interface SessionPersistence {
   rollBackTurns(tenantId: string, sessionId: string, turns: readonly number[], state: StoredText): Promise<void>;
   /** Stores a new session (as `createSession`, owned by this node) holding copies of `turns`, and its state, atomically. */
   forkSession(
-    session: { id: string; tenantId: string; environmentId: string; model: string; status?: "detached" },
+    session: { id: string; tenantId: string; environmentId: string; model: string; status?: "detached"; title?: string; metadata?: Record<string, string> },
     turns: readonly { record: TurnRecord; origin: TurnOrigin }[],
     state: StoredText,
   ): Promise<void>;

@@ -164,6 +164,14 @@ describe.each(backends)("finding sessions: %s", (_name, envOf) => {
     }
   });
 
+  it("a fork started with a title and metadata carries them, and its copied turns are found by search", async () => {
+    const word = `fossil${crypto.randomUUID().replace(/[^a-f]/g, "")}`;
+    const source = await session("grpc-js", {}, { say: `Where is the ${word}?`, answer: "In the museum." });
+    const fork = await session("connect", { fork: { sessionId: source }, title: "A fork", metadata: { origin: "fork" } });
+    expect((await api.get(`/v1/sessions/${fork}`)).json).toMatchObject({ title: "A fork", metadata: { origin: "fork" } });
+    expect(await listIds(`q=${word}`)).toEqual([fork, source]);
+  });
+
   it("q searches titles and user and assistant text with the database's full-text index", async () => {
     const word = (s: string) => `${s}${crypto.randomUUID().replaceAll("-", "").replace(/\d/g, "")}`;
     const [inTitle, inUser, inAnswer, both] = [word("title"), word("user"), word("answer"), word("both")];
