@@ -82,8 +82,21 @@ async function seedEnded(store: Store, count: number): Promise<void> {
   });
 }
 
-/** The sweep's duration, the longest event-loop delay seen while it ran, and the longest GC pause among them. */
-async function sweepBlocking(store: Store): Promise<{ deleted: number; durationMs: number; maxBlockMs: number; maxGcMs: number }> {
+/** The longest event-loop delay (ms) while `work` runs. */
+async function longestDelay<T>(work: () => Promise<T>): Promise<{ result: T; maxMs: number }> {
+  const histogram = monitorEventLoopDelay({ resolution: 5 });
+  histogram.enable();
+  const result = await work();
+  histogram.disable();
+  return { result, maxMs: histogram.max / 1e6 };
+}
+
+/**
+ * The sweep's duration, the longest event-loop delay seen while it ran, the longest GC pause
+ * among them, and — the baseline on a shared machine — the longest delay of an idle loop for
+ * as long again.
+ */
+async function sweepBlocking(store: Store): Promise<{ deleted: number; durationMs: number; maxBlockMs: number; maxGcMs: number; idleMaxMs: number }> {
   // The seeding's own garbage and writes settle first: what is measured is the sweep.
   await sleep(1000);
   let maxGcMs = 0;
@@ -91,14 +104,12 @@ async function sweepBlocking(store: Store): Promise<{ deleted: number; durationM
     for (const entry of list.getEntries()) maxGcMs = Math.max(maxGcMs, entry.duration);
   });
   gc.observe({ entryTypes: ["gc"] });
-  const histogram = monitorEventLoopDelay({ resolution: 5 });
-  histogram.enable();
   const started = now();
-  const deleted = await sweepEndedSessions(store, `bench-${randomUUID()}`, 1);
+  const sweep = await longestDelay(() => sweepEndedSessions(store, `bench-${randomUUID()}`, 1));
   const durationMs = now() - started;
-  histogram.disable();
   gc.disconnect();
-  return { deleted, durationMs, maxBlockMs: histogram.max / 1e6, maxGcMs };
+  const idle = await longestDelay(() => sleep(durationMs));
+  return { deleted: sweep.result, durationMs, maxBlockMs: sweep.maxMs, maxGcMs, idleMaxMs: idle.maxMs };
 }
 
 async function measure(name: string, store: Store, options: BenchOptions, rows: Row[]): Promise<void> {
@@ -138,6 +149,12 @@ async function measure(name: string, store: Store, options: BenchOptions, rows: 
     ok: sweep.maxBlockMs < LOOP_BLOCK_TARGET_MS && sweep.deleted === ended,
     value: sweep.maxBlockMs,
     note: `${fmt(sweep.deleted)} sessions deleted in ${ms(sweep.durationMs)}; longest GC pause ${ms(sweep.maxGcMs)}`,
+  });
+  rows.push({
+    metric: `idle event loop, ${name}: longest delay (baseline)`,
+    measured: ms(sweep.idleMaxMs),
+    value: sweep.idleMaxMs,
+    note: "the same process idle for as long as the sweep took: the machine's own scheduling delay",
   });
 }
 
