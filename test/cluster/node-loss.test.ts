@@ -79,6 +79,22 @@ if (pre === undefined) {
       await release(cluster);
     });
 
+    /** Clients straight to the first node (the owner, killed by `run`) and to the second; the owner runs again afterwards. */
+    async function ownerAndOther(
+      run: (nodes: { owner: Cluster["nodes"][0]; direct: SessionClientFactory; throughOther: SessionClientFactory }) => Promise<void>,
+    ): Promise<void> {
+      const [owner, other] = cluster.nodes as [Cluster["nodes"][0], Cluster["nodes"][0]];
+      const direct = sessionClientFactory("grpc-js", owner.url);
+      const throughOther = sessionClientFactory("grpc-js", other.url);
+      try {
+        await run({ owner, direct, throughOther });
+      } finally {
+        direct.close();
+        throughOther.close();
+        await bringBack(cluster, owner);
+      }
+    }
+
     it(`kill -9 of the owner mid-turn, ${ROUNDS} times: the client re-attaches, another node adopts, no completed turn is lost`, {
       timeout: 600_000,
     }, async () => {
@@ -123,10 +139,7 @@ if (pre === undefined) {
     });
 
     it("messages queued behind a turn survive the owner's kill -9: the adopting node runs each once, in order", { timeout: 60_000 }, async () => {
-      const [owner, other] = cluster.nodes as [Cluster["nodes"][0], Cluster["nodes"][0]];
-      const direct = sessionClientFactory("grpc-js", owner.url);
-      const throughOther = sessionClientFactory("grpc-js", other.url);
-      try {
+      await ownerAndOther(async ({ owner, direct, throughOther }) => {
         const a = direct.open();
         const { sessionId } = await startSession(a, { model: "scripted/default" });
         a.send(rq.user(`script: ${JSON.stringify({ responses: [[{ text: "working" }, { delay_ms: 60_000 }, { text: "never" }]] })}`, { messageId: "m1" }));
@@ -150,18 +163,11 @@ if (pre === undefined) {
         expect(textOf(b.responses.seen)).toContain("You said: second queued");
         b.send(rq.cancelSession("done"));
         expect((await b.status).code).toBe(0);
-      } finally {
-        direct.close();
-        throughOther.close();
-        await bringBack(cluster, owner);
-      }
+      });
     });
 
     it("a session whose node dies before its first turn is adopted with its tools, and its first turn runs", { timeout: 60_000 }, async () => {
-      const [owner, other] = cluster.nodes as [Cluster["nodes"][0], Cluster["nodes"][0]];
-      const direct = sessionClientFactory("grpc-js", owner.url);
-      const throughOther = sessionClientFactory("grpc-js", other.url);
-      try {
+      await ownerAndOther(async ({ owner, direct, throughOther }) => {
         const a = direct.open();
         const { sessionId } = await startSession(a, { model: "scripted/default", tools: [tool("read_file")] });
         const seen = a.responses.seen.at(-1)!.seq;
@@ -183,11 +189,7 @@ if (pre === undefined) {
         expect(turnCompleteOf(await readTurn(b)).stopReason).toBe("end_turn");
         b.send(rq.cancelSession("done"));
         expect((await b.status).code).toBe(0);
-      } finally {
-        direct.close();
-        throughOther.close();
-        await bringBack(cluster, owner);
-      }
+      });
     });
 
     it("a client relayed through the other node keeps its stream when the owner dies: that node adopts the session at once", {

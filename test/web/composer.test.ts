@@ -65,3 +65,43 @@ describe.skipIf(!haveChromium)("typing while the agent works", () => {
     await page.locator(".turn-end[data-stop='end_turn']").waitFor();
   });
 });
+
+describe.skipIf(!haveChromium)("forking and rolling back from the console", () => {
+  it("rolls back the last turn (the agent no longer sees it) and forks from an earlier turn into a new live session", async () => {
+    const { page } = await h.open();
+    const id = await start(page, "first question");
+    await page.locator(".msg.assistant .text", { hasText: "You said: first question" }).waitFor();
+    await page.getByLabel("Message").fill("second question");
+    await page.getByRole("button", { name: "Send" }).click();
+    await page.locator(".msg.assistant .text", { hasText: "You said: second question" }).waitFor();
+    await page.getByRole("button", { name: "Send" }).waitFor();
+
+    await page.getByRole("button", { name: "Roll back last turn" }).click();
+    await page.locator(".notice", { hasText: "rolled back 1 turn" }).waitFor();
+    const stored = (await (await fetch(`${h.server.url}/v1/sessions/${id}/messages?format=turns`)).json()) as {
+      turns: { turn: number; rolled_back?: boolean }[];
+    };
+    expect(stored.turns.map((t) => [t.turn, t.rolled_back ?? false])).toEqual([
+      [1, false],
+      [2, true],
+    ]);
+
+    // Fork from the first turn: the new session holds it, and goes on live.
+    await page.locator(".turn-end").first().getByRole("button", { name: "Fork from here" }).click();
+    await page.waitForURL((url) => /#\/sessions\/[0-9a-f-]{36}$/.test(url.hash) && !url.hash.includes(id));
+    const forkId = decodeURIComponent(new URL(page.url()).hash.split("/")[2] ?? "");
+    await page.locator(".msg.assistant .text", { hasText: "You said: first question" }).waitFor();
+    await page.locator("[data-link='live']").waitFor({ timeout: 3000 });
+    await page.getByLabel("Message").fill("in the fork");
+    await page.getByRole("button", { name: "Send" }).click();
+    await page.locator(".msg.assistant .text", { hasText: "You said: in the fork" }).waitFor();
+    const fork = (await (await fetch(`${h.server.url}/v1/sessions/${forkId}/messages?format=turns`)).json()) as {
+      turns: { turn: number; forked_from?: { session_id: string; turn: number } }[];
+    };
+    expect(fork.turns.map((t) => [t.turn, t.forked_from?.session_id ?? null])).toEqual([
+      [1, id],
+      [2, null],
+    ]);
+    await screenshot(page, "fork");
+  });
+});

@@ -109,7 +109,11 @@ export interface KeyJson {
 
 export interface TurnJson {
   seq: number;
+  /** The turn's number in its session (1, 2, … in the order turns started). */
+  turn: number;
   message_id: string;
+  rolled_back?: boolean;
+  forked_from?: { session_id: string; turn: number };
   user: { content: string };
   assistant: { text: string; thinking: string };
   tool_calls: { id: string; name: string; parameters: unknown; permission: string; success?: boolean; result?: string; error?: string }[];

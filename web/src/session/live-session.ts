@@ -104,6 +104,7 @@ export class LiveSession {
         const request = this.#start
           ? { target: { case: "start" as const, value: this.#start } }
           : { target: { case: "sessionId" as const, value: this.state.sessionId }, afterSeq: BigInt(this.state.lastSeq) };
+        if (!this.#start) this.#probe();
         for await (const res of this.#client.attachSession(request, { signal: this.#abort.signal })) {
           if (this.status !== "live") {
             this.status = "live";
@@ -149,6 +150,18 @@ export class LiveSession {
     }
   }
 
+  /**
+   * A session with nothing to replay (a fork, an idle one this tab saw to the end) sends nothing
+   * on attach: a ping's pong then shows the link is up, instead of "connecting" until a keepalive.
+   */
+  #probe(): void {
+    for (const delayMs of [200, 1000]) {
+      setTimeout(() => {
+        if (this.status !== "live" && !this.#abort.signal.aborted) void this.send({ case: "ping", value: {} }).catch(() => undefined);
+      }, delayMs);
+    }
+  }
+
   #finish(status: LinkStatus, detail: string): void {
     this.status = status;
     this.detail = detail;
@@ -179,6 +192,8 @@ export class LiveSession {
   }
 
   cancelTurn = () => this.send({ case: "cancelTurn", value: { reason: "cancelled in the console" } });
+  /** Hides the last `turns` completed turns from the agent (the transcript keeps them, marked). */
+  rollback = (turns = 1) => this.send({ case: "rollback", value: { turns } });
   endSession = () => this.send({ case: "cancelSession", value: { reason: "ended in the console" } });
   decide = (toolCallId: string, approved: boolean) => this.send({ case: "permissionDecision", value: { toolCallId, approved } });
 

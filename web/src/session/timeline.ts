@@ -205,6 +205,11 @@ export function applyResponse(state: SessionState, res: SessionResponse, now = D
       };
     case "teamStarted":
       return { ...s, items: [...s.items, { kind: "team", taskId: r.value.taskId }] };
+    case "rolledBack": {
+      const { turns, remainingTurns } = r.value;
+      const text = `rolled back ${turns} turn${turns === 1 ? "" : "s"}: the agent no longer sees ${turns === 1 ? "it" : "them"} (${remainingTurns} remain)`;
+      return { ...s, items: [...s.items, { kind: "notice", tone: "info", text }] };
+    }
     case "inputUpdate":
       return { ...s, items: applyInput(s.items, r.value), turnRunning: s.turnRunning || r.value.state === InputState.STARTED };
     default:

@@ -14,9 +14,16 @@ export function useLive(live: LiveSession | undefined): void {
   useEffect(() => live?.subscribe(() => setTick((t) => t + 1)), [live]);
 }
 
-export function Timeline({ items, live }: { items: readonly Item[]; live?: LiveSession | undefined }) {
+export function Timeline({ items, live, sessionId }: { items: readonly Item[]; live?: LiveSession | undefined; sessionId?: string | undefined }) {
   return (
-    <VirtualList class="timeline" items={items} estimate={64} stickToBottom label="Transcript" renderRow={(item) => <TimelineItem item={item} live={live} />} />
+    <VirtualList
+      class="timeline"
+      items={items}
+      estimate={64}
+      stickToBottom
+      label="Transcript"
+      renderRow={(item) => <TimelineItem item={item} live={live} sessionId={sessionId} />}
+    />
   );
 }
 
@@ -43,6 +50,8 @@ export function LivePane({ live, stored = [] }: { live: LiveSession; stored?: re
     setText("");
   };
   const empty = !canSend || text.trim() === "";
+  // A fork's copied turns have no events of their own: they are drawn from its stored transcript.
+  const copied = useMemo(() => transcriptItems(stored.filter((t) => t.forked_from)), [stored]);
   return (
     <div class="live">
       <div class="live-head" role="status" aria-live="polite">
@@ -56,7 +65,7 @@ export function LivePane({ live, stored = [] }: { live: LiveSession; stored?: re
         <span class="muted">seq {num(s.lastSeq)}</span>
         {live.detail && live.status !== "live" && <span class="muted">{live.detail}</span>}
       </div>
-      <Timeline items={withUserMessages(s.items, stored)} live={live} />
+      <Timeline items={[...copied, ...withUserMessages(s.items, stored)]} live={live} sessionId={s.sessionId || undefined} />
       <form class="composer" onSubmit={send}>
         <label for="message" class="sr-only">
           Message
@@ -98,6 +107,14 @@ export function LivePane({ live, stored = [] }: { live: LiveSession; stored?: re
           )}
           <button type="button" disabled={!canSend || !s.turnRunning} onClick={() => void live.cancelTurn().catch(() => undefined)}>
             Cancel turn
+          </button>
+          <button
+            type="button"
+            disabled={!canSend || s.turnRunning}
+            title="The agent no longer sees the last turn; the transcript keeps it, marked"
+            onClick={() => void live.rollback().catch(() => undefined)}
+          >
+            Roll back last turn
           </button>
           <button type="button" class="danger" disabled={!canSend} onClick={() => void live.endSession().catch(() => undefined)}>
             End session
@@ -174,7 +191,7 @@ export function SessionView({ id, client }: { id: string; client: AgentClient })
           {live.detail}
         </p>
       )}
-      {attached ? <LivePane live={live} stored={turns} /> : storedItems && <Timeline items={storedItems} />}
+      {attached ? <LivePane live={live} stored={turns} /> : storedItems && <Timeline items={storedItems} sessionId={id} />}
     </section>
   );
 }

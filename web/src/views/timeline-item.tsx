@@ -3,6 +3,7 @@ import type { LiveSession } from "../session/live-session.ts";
 import type { Item, UserStatus } from "../session/timeline.ts";
 import { json, num } from "../format.ts";
 import { href } from "../router.ts";
+import { forkThrough } from "../session/fork.ts";
 
 const userStatusText = (status: UserStatus, place: number | undefined): string =>
   ({
@@ -85,7 +86,27 @@ function AskUser({ live, toolCallId, question }: { live: LiveSession; toolCallId
 }
 
 /** One entry of a transcript or a live session. */
-export function TimelineItem({ item, live }: { item: Item; live?: LiveSession | undefined }) {
+/** Opens a new session holding this conversation up to and including this turn. */
+function ForkButton({ sessionId, messageId }: { sessionId: string; messageId: string }) {
+  const [error, setError] = useState("");
+  const fork = () =>
+    forkThrough(sessionId, messageId).then(
+      (id) => {
+        location.hash = href.session(id);
+      },
+      (err: unknown) => setError((err as Error).message),
+    );
+  return (
+    <>
+      <button type="button" class="link" title="A new session with the conversation up to here" onClick={() => void fork()}>
+        Fork from here
+      </button>
+      {error && <span class="field-error">{error}</span>}
+    </>
+  );
+}
+
+export function TimelineItem({ item, live, sessionId }: { item: Item; live?: LiveSession | undefined; sessionId?: string | undefined }) {
   switch (item.kind) {
     case "user":
       return (
@@ -128,6 +149,7 @@ export function TimelineItem({ item, live }: { item: Item; live?: LiveSession | 
         <div class="turn-end" data-stop={item.stopReason}>
           turn complete · {item.stopReason} · {num(item.input)} in / {num(item.output)} out
           {item.cacheRead > 0 && ` · ${num(item.cacheRead)} from cache`}
+          {sessionId && <ForkButton sessionId={sessionId} messageId={item.messageId} />}
         </div>
       );
     case "notice":
