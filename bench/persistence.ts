@@ -16,7 +16,7 @@ const ADDED_P99_TARGET_MS = 2;
 const WRITERS = 8;
 
 /** PostgreSQL from the environment or a throwaway cluster; the reason when there is none. */
-async function postgres(): Promise<{ pg: TestPostgres } | { reason: string }> {
+export async function postgres(): Promise<{ pg: TestPostgres } | { reason: string }> {
   try {
     const found = await findPostgres();
     return found.pg ? { pg: found.pg } : { reason: found.reason };

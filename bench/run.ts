@@ -6,7 +6,7 @@
  * ran). Every run is saved under bench/results/ (JSON, and an SVG of the latency curve);
  * `--compare FILE` then prints the change of each metric against that earlier run.
  *
- * Sections: transport, session, scale, persistence, anthropic, envelope, teams, abuse, bus, reattach, cluster.
+ * Sections: transport, session, scale, persistence, search, anthropic, envelope, teams, abuse, bus, reattach, cluster.
  */
 import { runAbuse } from "./abuse.ts";
 import { runAnthropic } from "./anthropic.ts";
@@ -16,17 +16,20 @@ import { runEnvelope } from "./envelope.ts";
 import { runPersistence } from "./persistence.ts";
 import { printComparison, type RunFile, saveRun } from "./results.ts";
 import { runScale } from "./scale.ts";
+import { runSearch } from "./search.ts";
 import { runReattach } from "./reattach.ts";
 import { runSession } from "./session.ts";
 import { type BenchOptions, printTable, type Row, within } from "./support.ts";
 import { runTeams } from "./teams.ts";
 import { runTransport } from "./transport.ts";
 
-const sections: Record<string, { title: string; run: (options: BenchOptions) => Promise<Row[]> }> = {
+/** A section's time limit: `timeoutMs` when it sets one (one that stores a large data set first), else 300 s (120 s quick). */
+const sections: Record<string, { title: string; run: (options: BenchOptions) => Promise<Row[]>; timeoutMs?: number }> = {
   transport: { title: "transport: StreamSession ping/pong", run: runTransport },
   session: { title: "session: deltas, tools, idle memory", run: runSession },
   scale: { title: "scale: latency curve over sessions, 10,000 idle sessions", run: runScale },
   persistence: { title: "persistence: turns stored, turn latency", run: runPersistence },
+  search: { title: "search: full-text search over 100,000 turns, a retention sweep of 10,000 sessions", run: runSearch, timeoutMs: 1_200_000 },
   anthropic: { title: "anthropic: deltas through the Messages adapter vs the SDK direct", run: runAnthropic },
   envelope: { title: "envelope: event formats encoded at the wire edge", run: runEnvelope },
   teams: { title: "teams: TeamEvents to watchers, WatchTeam replay", run: runTeams },
@@ -82,7 +85,7 @@ async function main(argv: string[]): Promise<number> {
     const t0 = Date.now();
     try {
       // A wedged section is reported as crashed instead of hanging the whole run.
-      const rows = await within(section.run(options), options.quick ? 120_000 : 300_000, `section ${name}`);
+      const rows = await within(section.run(options), section.timeoutMs ?? (options.quick ? 120_000 : 300_000), `section ${name}`);
       run.sections[name] = rows;
       printTable(`${section.title} [${((Date.now() - t0) / 1000).toFixed(0)} s]`, rows);
     } catch (err) {

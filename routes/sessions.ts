@@ -2,20 +2,9 @@ import { principalOf } from "../src/auth/index.ts";
 import { RozError } from "../src/errors/index.ts";
 import type { SessionRegistry, WaitingInputView } from "../src/session/index.ts";
 import type { JsonValue } from "../src/domain/index.ts";
-import { type Session, sessionEndReasons, type SessionStatus, type Store, type StoredTurn } from "../src/store/index.ts";
-import {
-  errorResponses,
-  idParams,
-  iso,
-  pageQueryProperties,
-  pageRequestOf,
-  pageSchema,
-  type RoutePlugin,
-  timeSchema,
-  toPage,
-  usageJson,
-  usageSchema,
-} from "./schemas.ts";
+import { type Session, sessionEndReasons, type Store, type StoredTurn } from "../src/store/index.ts";
+import { errorResponses, idParams, iso, pageSchema, type RoutePlugin, timeSchema, toPage, usageJson, usageSchema } from "./schemas.ts";
+import { sessionFilterOf, sessionListQuery, statuses } from "./session-filters.ts";
 import { turnJson } from "./transcript.ts";
 
 export interface SessionRoutesOptions {
@@ -30,15 +19,16 @@ export interface SessionRoutesOptions {
   waitingInputs: (tenantId: string, sessionId: string) => Promise<WaitingInputView[]>;
 }
 
-const statuses: SessionStatus[] = ["active", "detached", "completed", "cancelled", "error"];
-
-const sessionSchema = {
+export const sessionSchema = {
   type: "object",
   properties: {
     id: { type: "string" },
     environment_id: { type: "string" },
     model: { type: "string", description: "resolved provider/model" },
     status: { type: "string", enum: statuses },
+    title: { type: "string", description: "StartSession.title, or as last patched" },
+    metadata: { type: "object", additionalProperties: { type: "string" }, description: "StartSession.metadata, or as last patched" },
+    archived: { type: "boolean", description: "archived sessions are left out of lists unless asked for" },
     host_id: { type: "string" },
     node_id: { type: "string" },
     created_at: timeSchema,
@@ -54,7 +44,7 @@ const sessionSchema = {
     turn_count: { type: "integer" },
     compaction_count: { type: "integer" },
   },
-  required: ["id", "environment_id", "model", "status", "created_at", "updated_at", "usage", "turn_count", "compaction_count"],
+  required: ["id", "environment_id", "model", "status", "metadata", "archived", "created_at", "updated_at", "usage", "turn_count", "compaction_count"],
 } as const;
 
 /** One session in detail: also how many streams are attached here and its last response seq. */
@@ -80,16 +70,6 @@ export const sessionDetailSchema = {
     },
   },
   required: [...sessionSchema.required, "attached_streams", "last_seq", "queued_inputs"],
-} as const;
-
-const listQuery = {
-  type: "object",
-  properties: {
-    ...pageQueryProperties,
-    status: { type: "string", enum: statuses },
-    environment_id: { type: "string", format: "uuid" },
-  },
-  additionalProperties: false,
 } as const;
 
 const formats = ["both", "conversation", "turns"] as const;
@@ -120,11 +100,14 @@ const messagesSchema = {
 } as const;
 
 /** The REST shape of a session. */
-const sessionJson = (s: Session) => ({
+export const sessionJson = (s: Session) => ({
   id: s.id,
   environment_id: s.environmentId,
   model: s.model,
   status: s.status,
+  ...(s.title !== undefined ? { title: s.title } : {}),
+  metadata: s.metadata,
+  archived: s.archived,
   ...(s.hostId !== undefined ? { host_id: s.hostId } : {}),
   ...(s.nodeId !== undefined ? { node_id: s.nodeId } : {}),
   created_at: iso(s.createdAt),
@@ -173,15 +156,15 @@ export const sessionRoutes: RoutePlugin<SessionRoutesOptions> = async (app, { st
     "/sessions",
     {
       config,
-      schema: { summary: "List sessions, newest first", tags, querystring: listQuery, response: { 200: pageSchema(sessionSchema), ...errorResponses() } },
+      schema: {
+        summary: "List sessions, newest first: filtered, searched, paged by cursor",
+        tags,
+        querystring: sessionListQuery,
+        response: { 200: pageSchema(sessionSchema), ...errorResponses() },
+      },
     },
     async (request) => {
-      const q = request.query;
-      const page = await store.listSessions(principalOf(request).tenantId, {
-        ...pageRequestOf(request.query),
-        ...(q.status !== undefined ? { status: q.status } : {}),
-        ...(q.environment_id !== undefined ? { environmentId: q.environment_id } : {}),
-      });
+      const page = await store.listSessions(principalOf(request).tenantId, sessionFilterOf(request.query));
       return toPage(page, sessionJson);
     },
   );

@@ -19,6 +19,7 @@ import { createRateLimits } from "./rate-limit.ts";
 import { registerConsole, registerRestEdge, registerRestRoutes } from "./routes-setup.ts";
 import { registerRpc, registerRpcEdge } from "./rpc-setup.ts";
 import { createSessions } from "./sessions-setup.ts";
+import { startSessionRetention } from "./session-retention.ts";
 import { setUpStore } from "./store-setup.ts";
 import { startTeams } from "./team-wiring.ts";
 
@@ -77,6 +78,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     const authenticator = await createAuthenticator(config, store, log);
     const authenticate: RpcAuthenticator = overrides.authenticate ?? ((authorization, scope) => authenticator.authenticate(authorization, scope));
     const heartbeat = await startNodeHeartbeat(store, node, config, log, lifecycle);
+    startSessionRetention(store, nodeId, config, log, lifecycle);
     metrics.observeBus(bus, nodeId);
     const teams = await startTeams({ config, store, bus, models, agent, nodeId, heartbeat, log, lifecycle });
     const rateLimits = createRateLimits(config);

@@ -47,6 +47,11 @@ const bytes: Parser<number> = (raw, name) => {
   return n;
 };
 
+/** A positive number of days, fractions allowed; empty is unset. */
+const optDays: Parser<number | undefined> = (raw, name) => {
+  const days = raw.trim() === "" ? undefined : Number(raw);
+  return days === undefined || (/^\d+(\.\d+)?$/.test(raw.trim()) && days > 0) ? days : fail(name, `expected a positive number of days, got "${raw}"`);
+};
 /** Only PostgreSQL URLs: anything else used to surface as a DNS error (`getaddrinfo ENOTFOUND base`). */
 const postgresUrl: Parser<string | undefined> = (raw, name) => {
   if (raw === "") return undefined;
@@ -194,6 +199,7 @@ export const settings = {
     "how long a detached session stays resumable (then it ends: cancelled, end_reason abandoned)",
   ),
   maxQueuedInputs: setting("ROZ_MAX_QUEUED_INPUTS", 16, int(1, 10_000), "user messages that may wait in one session while a turn runs (queued or steered)"),
+  sessionRetentionDays: setting("ROZ_SESSION_RETENTION_DAYS", undefined, optDays, "delete ended sessions this many days after they end", "unset"),
   eventRetention: setting("ROZ_EVENT_RETENTION", 10_000, int(0, 10_000_000), "session events kept per session for resume"),
   rateLimitPerMinute: setting("ROZ_RATE_LIMIT_PER_MINUTE", 600, int(0, 10_000_000), "REST requests per key per minute (0 = off)"),
   // A guard against runaway clients, not a quota: a client's test suite or a reconnect storm

@@ -10,6 +10,7 @@ export const SHUTDOWN_ORDER = [
   "session routing",
   "relay hosting",
   "event pruning",
+  "session retention",
   "node heartbeat",
   "listener",
   "running turns",

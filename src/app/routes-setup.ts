@@ -10,6 +10,7 @@ import { healthRoutes } from "../../routes/health.ts";
 import { keyRoutes } from "../../routes/keys.ts";
 import { metricsRoutes } from "../../routes/metrics.ts";
 import { openapiRoutes } from "../../routes/openapi.ts";
+import { sessionLabelRoutes } from "../../routes/session-labels.ts";
 import { sessionRoutes } from "../../routes/sessions.ts";
 import { taskRoutes } from "../../routes/tasks.ts";
 import { versionRoutes } from "../../routes/version.ts";
@@ -128,6 +129,7 @@ export async function registerRestRoutes(app: FastifyInstance, setup: RestRoutes
           conversation.rollback(principal, id, turns, routing && ((node) => routing.rollbackOnOwner(principal, id, node, turns))),
       };
       await v1.register(conversationRoutes, { control, store, registry, waitingInputs });
+      await v1.register(sessionLabelRoutes, { store });
       await v1.register(taskRoutes, { teams });
       await v1.register(keyRoutes, { store, onKeyCreated: () => authenticator.keysChanged(), onKeyRevoked: (keyId) => authenticator.keyRevoked(keyId) });
     },

@@ -1,4 +1,5 @@
 import type { ClientTool, ContextBlock, ToolCategory } from "../agent/index.ts";
+import { metadataProblem, titleProblem } from "../domain/index.ts";
 import { RozError } from "../errors/index.ts";
 import type { SessionCommand } from "../session/index.ts";
 import { historyFromWire } from "./history-from-wire.ts";
@@ -67,6 +68,16 @@ function contextFromWire(message: UserMessage): ContextBlock[] {
   });
 }
 
+/** `start.title` and `start.metadata` when given; an empty title is no title. */
+function labelsFromWire(start: { title?: string | undefined; metadata: { [key: string]: string } }): { title?: string; metadata?: Record<string, string> } {
+  const problem = (start.title !== undefined ? titleProblem(start.title, "start.title") : undefined) ?? metadataProblem(start.metadata, "start.metadata");
+  if (problem !== undefined) bad(problem);
+  return {
+    ...(start.title ? { title: start.title } : {}),
+    ...(Object.keys(start.metadata).length > 0 ? { metadata: { ...start.metadata } } : {}),
+  };
+}
+
 /** Decodes one request; throws `invalid_argument` RozErrors naming the field. */
 export function commandFromWire(request: SessionRequest): SessionCommand {
   const r = request.request;
@@ -79,6 +90,7 @@ export function commandFromWire(request: SessionRequest): SessionCommand {
         environmentId: s.environmentId,
         ...(s.hostId ? { hostId: s.hostId } : {}),
         ...(s.model ? { model: s.model } : {}),
+        ...labelsFromWire(s),
         tools: toolsFromWire(s.tools, "start.tools"),
         history: history.messages,
         systemPrompt: history.system,

@@ -38,6 +38,8 @@ export async function openFork(
   from: ForkFrom,
   /** Stored `detached` (no stream attaches at once: REST); else `active`. */
   detached = false,
+  /** The new session's title and metadata (a start's), as for any new session. */
+  labels: { title?: string; metadata?: Record<string, string> } = {},
 ): Promise<Session> {
   if (!deps.allowSessionStart(principal)) throw new RozError("resource_exhausted", "too many sessions started; retry later");
   const { tenantId } = principal;
@@ -60,7 +62,7 @@ export async function openFork(
   const id = randomUUID();
   const state = await encodeSnapshot({ version: 1, model: model.name, ...origin, tools: snapshot.tools, history, lastSeq: 0, lastTurn: through });
   await deps.persistence.forkSession(
-    { id, tenantId, environmentId: snapshot.environmentId, model: model.name, ...(detached ? { status: "detached" as const } : {}) },
+    { id, tenantId, environmentId: snapshot.environmentId, model: model.name, ...(detached ? { status: "detached" as const } : {}), ...labels },
     copied.map((t) => ({ record: t, origin: { sessionId: from.sessionId, turn: t.turn } })),
     state,
   );

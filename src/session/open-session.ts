@@ -15,10 +15,14 @@ import { isUuid } from "./uuid.ts";
  * Every refusal throws (the stream reports it as fatal); nothing is created then.
  */
 export async function openSession(deps: SessionDeps, registry: SessionRegistry, principal: Principal, command: StartCommand): Promise<Session> {
+  const labels = {
+    ...(command.title !== undefined ? { title: command.title } : {}),
+    ...(command.metadata !== undefined ? { metadata: command.metadata } : {}),
+  };
   if (command.fork) {
     const problem = forkStartProblem(command);
     if (problem !== undefined) throw new RozError("invalid_argument", problem);
-    return openFork(deps, registry, principal, command.fork);
+    return openFork(deps, registry, principal, command.fork, false, labels);
   }
   const tooMany = toolCapProblem(command, deps.limits);
   if (tooMany !== undefined) throw new RozError("invalid_argument", tooMany);
@@ -38,6 +42,7 @@ export async function openSession(deps: SessionDeps, registry: SessionRegistry, 
     environmentId: environment.id,
     model: model.name,
     ...(command.hostId ? { hostId: command.hostId } : {}),
+    ...labels,
   });
   const origin = {
     environmentId: environment.id,

@@ -22,6 +22,17 @@ export interface SessionEnvironment {
   teams?: boolean;
 }
 
+/** A started session as `createSession` stores it. */
+export interface NewStoredSession {
+  id: string;
+  tenantId: string;
+  environmentId: string;
+  model: string;
+  hostId?: string;
+  title?: string;
+  metadata?: Record<string, string>;
+}
+
 export interface SessionPersistence {
   /**
    * Undefined when unknown or another tenant's. Empty id: the tenant's default environment,
@@ -29,7 +40,7 @@ export interface SessionPersistence {
    */
   resolveEnvironment(tenantId: string, environmentId: string): Promise<SessionEnvironment | undefined>;
   /** Stores a started session; environment id `""` creates the tenant's default environment first. */
-  createSession(session: { id: string; tenantId: string; environmentId: string; model: string; hostId?: string }): Promise<void>;
+  createSession(session: NewStoredSession): Promise<void>;
   /**
    * Writes the turn, its tool calls, usage totals, the events since the last flush and the
    * session's state (`SessionSnapshot` as JSON, when given) atomically.
@@ -58,7 +69,7 @@ export interface SessionPersistence {
   rollBackTurns(tenantId: string, sessionId: string, turns: readonly number[], state: StoredText): Promise<void>;
   /** Stores a new session (as `createSession`, owned by this node) holding copies of `turns`, and its state, atomically. */
   forkSession(
-    session: { id: string; tenantId: string; environmentId: string; model: string; status?: "detached" },
+    session: { id: string; tenantId: string; environmentId: string; model: string; status?: "detached"; title?: string; metadata?: Record<string, string> },
     turns: readonly { record: TurnRecord; origin: TurnOrigin }[],
     state: StoredText,
   ): Promise<void>;

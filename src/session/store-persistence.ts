@@ -49,6 +49,8 @@ export function storePersistence(
           model: s.model,
           nodeId: node.id,
           ...(s.hostId ? { hostId: s.hostId } : {}),
+          ...(s.title !== undefined ? { title: s.title } : {}),
+          ...(s.metadata !== undefined ? { metadata: s.metadata } : {}),
         });
       }),
     appendTurn: (tenantId, sessionId, record: TurnRecord, events, state) =>
@@ -106,7 +108,15 @@ export function storePersistence(
       observe("fork_session", async () => {
         await store.forkSession(
           s.tenantId,
-          { id: s.id, environmentId: s.environmentId, model: s.model, nodeId: node.id, ...(s.status ? { status: s.status } : {}) },
+          {
+            id: s.id,
+            environmentId: s.environmentId,
+            model: s.model,
+            nodeId: node.id,
+            ...(s.status ? { status: s.status } : {}),
+            ...(s.title !== undefined ? { title: s.title } : {}),
+            ...(s.metadata !== undefined ? { metadata: s.metadata } : {}),
+          },
           turns,
           state,
         );

@@ -13,6 +13,9 @@ export interface StartCommand {
   environmentId: string;
   hostId?: string;
   model?: string;
+  /** What people call the session, and its string labels (checked against the limits when decoded). */
+  title?: string;
+  metadata?: Record<string, string>;
   tools: ClientTool[];
   history: ModelMessage[];
   /** The text of `system` messages in `history`: it joins the system prompt. */

@@ -114,6 +114,12 @@ export interface Session {
   turnCount: number;
   /** Sum of `TurnRecord.compactions` over stored turns. */
   compactionCount: number;
+  /** What people call it (start, or a patch); absent when never set. */
+  title?: string;
+  /** String labels (start, or a patch); `{}` when none. */
+  metadata: Record<string, string>;
+  /** Hidden from lists unless asked for. */
+  archived: boolean;
 }
 
 /** A session with what re-attaching to it needs (see `getResumableSession`). */
@@ -133,6 +139,8 @@ export interface NewSession {
   status?: SessionStatus;
   nodeId?: string;
   hostId?: string;
+  title?: string;
+  metadata?: Record<string, string>;
 }
 
 /** A status transition for `updateSessionStatus`. */
@@ -221,12 +229,6 @@ export interface Page<T> {
   items: T[];
   /** Present when more items may follow. */
   nextCursor?: string;
-}
-
-/** Which sessions `listSessions` returns; absent fields do not filter. */
-export interface SessionFilter extends PageRequest {
-  status?: SessionStatus;
-  environmentId?: string;
 }
 
 /** Where a task is: `running` until every worker has exited and no more can join. */

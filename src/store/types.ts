@@ -26,7 +26,6 @@ import type {
   ResumableSession,
   Session,
   SessionEvent,
-  SessionFilter,
   SessionStatusChange,
   StoredTurn,
   Task,
@@ -40,9 +39,11 @@ import type {
   Worker,
   WorkerEnd,
 } from "./records.ts";
+import type { SessionFilter, SessionPatch } from "./session-queries.ts";
 
 export * from "./records.ts";
 export * from "./end-reason.ts";
+export * from "./session-queries.ts";
 
 export interface TenantStore {
   /** Returns the tenant named `name`, creating it if needed; concurrent calls agree. */
@@ -114,6 +115,29 @@ export interface SessionStore {
    * session at once exactly one gets true. The session becomes `detached` until attached.
    */
   adoptSession(tenantId: string, id: string, change: { fromNode: string | undefined; toNode: string }): Promise<boolean>;
+  /**
+   * Changes title, metadata (merged) and archived flag, and re-indexes the title, in one
+   * transaction. Undefined when unknown; merged metadata over the pair limit throws
+   * `invalid_argument` and changes nothing.
+   */
+  updateSession(tenantId: string, id: string, patch: SessionPatch): Promise<Session | undefined>;
+  /**
+   * Deletes at most `limit` ended sessions (completed, cancelled or error) that ended at or
+   * before `endedBefore`, over all tenants, with their turns, tool calls, feedback, events and
+   * search text. Returns how many sessions were deleted (fewer than `limit`: none are left).
+   */
+  deleteEndedSessions(endedBefore: number, limit: number): Promise<number>;
+}
+
+/** Named leases: one holder at a time does a cluster-wide chore. */
+export interface LeaseStore {
+  /**
+   * Takes or renews lease `name` for `holder` until `now + ttlMs`; true when `holder` holds it
+   * now, false while another holder's lease runs. Concurrent callers on any node: one wins.
+   */
+  acquireLease(name: string, holder: string, ttlMs: number, now?: number): Promise<boolean>;
+  /** Gives the lease up if `holder` holds it. */
+  releaseLease(name: string, holder: string): Promise<void>;
 }
 
 /** Server processes ("nodes") and their heartbeats. */
@@ -263,7 +287,8 @@ export interface Store
     FeedbackStore,
     EventStore,
     TaskStore,
-    NodeStore {
+    NodeStore,
+    LeaseStore {
   /** `sqlite` or `postgres`. */
   readonly kind: "sqlite" | "postgres";
   /** Resolves when the database answers a trivial query (for `/readyz`); rejects otherwise. */

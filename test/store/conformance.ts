@@ -8,6 +8,7 @@ import { uniqueName } from "./fixtures.ts";
 import { conversationSuite } from "./suites/conversation.ts";
 import { crashSuite } from "./suites/crash.ts";
 import { durableSessionSuite } from "./suites/durable-sessions.ts";
+import { findingSessionSuite } from "./suites/finding-sessions.ts";
 import { environmentSuite } from "./suites/environments.ts";
 import { eventSuite } from "./suites/events.ts";
 import { keySuite } from "./suites/keys.ts";
@@ -73,6 +74,7 @@ export function defineStoreConformance(name: string, harness: StoreHarness): voi
     taskSuite(ctx);
     durableSessionSuite(ctx);
     orphanedSessionSuite(ctx);
+    findingSessionSuite(ctx);
     crashSuite(ctx);
   });
 }

@@ -6,6 +6,7 @@ import { turnNumbers } from "./006-turn-numbers.ts";
 import { steeredInputs } from "./007-steered-inputs.ts";
 import { orphanedSessions } from "./008-orphaned-sessions.ts";
 import { environmentTeams } from "./009-environment-teams.ts";
+import { findingSessions } from "./010-finding-sessions.ts";
 import type { Migration } from "./migration.ts";
 
 export type { Migration } from "./migration.ts";
@@ -21,4 +22,5 @@ export const migrations: readonly Migration[] = [
   steeredInputs,
   orphanedSessions,
   environmentTeams,
+  findingSessions,
 ];

@@ -2,6 +2,7 @@ import type { ConversationStore } from "../types.ts";
 import type { StoreContext } from "./context.ts";
 import { insertRows } from "./insert-rows.ts";
 import { conflictAs } from "./rows.ts";
+import { indexText, turnText } from "./session-text.ts";
 import { insertSession, ownsSession } from "./sessions.ts";
 import { TOOL_CALL_COLUMNS, TURN_COLUMNS, toolCallValues, turnValues } from "./turns.ts";
 
@@ -29,7 +30,7 @@ export function forkRepo({ db, now }: StoreContext): ConversationStore {
       const at = now();
       return conflictAs(db.dialect, "a session with this id already exists", () =>
         db.transaction(async (tx) => {
-          const session = await insertSession(tx, tenantId, input, at);
+          const session = await insertSession(tx, db.dialect, tenantId, input, at);
           const seqOf = (i: number) => i + 1;
           await insertRows(
             tx,
@@ -43,6 +44,8 @@ export function forkRepo({ db, now }: StoreContext): ConversationStore {
             TOOL_CALL_COLUMNS,
             turns.flatMap(({ record }, i) => record.toolCalls.map((c, idx) => [session.id, seqOf(i), ...toolCallValues(idx, c)])),
           );
+          // The copies are the fork's own text: found by search like turns it runs itself.
+          for (const [i, { record }] of turns.entries()) await indexText(tx, db.dialect, session.id, seqOf(i), turnText(record));
           // The copies count as the fork's stored turns (its next turn's seq follows them); their usage was the source's.
           await tx.run("UPDATE sessions SET turn_count = ?, state = ? WHERE id = ?", [turns.length, state, session.id]);
           return { ...session, turnCount: turns.length };

@@ -1,10 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { defaultEndReason, type NewSession, terminalStatuses, type Session, type SessionEndReason, type SessionStatus, type SessionStore } from "../types.ts";
-import type { Sql, SqlRow, SqlValue } from "./database.ts";
+import type { Dialect, Sql, SqlRow, SqlValue } from "./database.ts";
 import type { StoreContext } from "./context.ts";
 import { NODE_ALIVE } from "./nodes.ts";
 import { listPage } from "./pagination.ts";
-import { conflictAs, opt, optNum, usageOf } from "./rows.ts";
+import { conflictAs, fromJson, opt, optNum, toJson, usageOf } from "./rows.ts";
+import { sessionListWhere } from "./session-list.ts";
+import { indexTitle } from "./session-text.ts";
 
 /** A stored end reason, else the one an ended status implies; none while live. */
 const endReasonOf = (status: SessionStatus, stored: unknown): SessionEndReason | undefined =>
@@ -25,6 +27,9 @@ export const sessionOf = (row: SqlRow): Session => ({
   usage: usageOf(row),
   turnCount: Number(row.turn_count),
   compactionCount: Number(row.compaction_count),
+  ...(row.title !== null && row.title !== undefined ? { title: String(row.title) } : {}),
+  metadata: fromJson<Record<string, string>>(row.metadata ?? "{}"),
+  archived: Number(row.archived ?? 0) === 1,
 });
 
 /** Whether the session exists and belongs to the tenant: the guard of every session-scoped write. */
@@ -32,12 +37,15 @@ export async function ownsSession(q: Sql, tenantId: string, sessionId: string): 
   return (await q.get("SELECT 1 AS ok FROM sessions WHERE id = ? AND tenant_id = ?", [sessionId, tenantId])) !== undefined;
 }
 
-/** Inserts a new session row (see `SessionStore.createSession`); the caller maps a clash to `conflict`. */
-export async function insertSession(q: Sql, tenantId: string, input: NewSession, at: number): Promise<Session> {
+/**
+ * Inserts a new session row and its title's search row (see `SessionStore.createSession`): with
+ * a title, run it in a transaction. The caller maps a clash to `conflict`.
+ */
+export async function insertSession(q: Sql, dialect: Dialect, tenantId: string, input: NewSession, at: number): Promise<Session> {
   const status = input.status ?? "active";
   const row = await q.get(
-    `INSERT INTO sessions (id, tenant_id, environment_id, model, status, node_id, host_id, created_at, updated_at, ended_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+    `INSERT INTO sessions (id, tenant_id, environment_id, model, status, node_id, host_id, created_at, updated_at, ended_at, title, metadata)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
     [
       input.id ?? randomUUID(),
       tenantId,
@@ -49,17 +57,26 @@ export async function insertSession(q: Sql, tenantId: string, input: NewSession,
       at,
       at,
       terminalStatuses.includes(status) ? at : null,
+      input.title ?? null,
+      toJson(input.metadata ?? {}),
     ],
   );
-  return sessionOf(row!);
+  const session = sessionOf(row!);
+  if (input.title !== undefined) await indexTitle(q, dialect, session.id, input.title);
+  return session;
 }
 
 const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(", ");
 
-export function sessionRepo({ db, now }: StoreContext): SessionStore {
+/** The session operations of this file; changing labels and deleting are in their own files. */
+type SessionRows = Omit<SessionStore, "updateSession" | "deleteEndedSessions">;
+
+export function sessionRepo({ db, now }: StoreContext): SessionRows {
   return {
     createSession(tenantId, input) {
-      return conflictAs(db.dialect, "a session with this id already exists", () => insertSession(db, tenantId, input, now()));
+      // A title's search row is written with the session, in one transaction.
+      const write = (q: Sql) => insertSession(q, db.dialect, tenantId, input, now());
+      return conflictAs(db.dialect, "a session with this id already exists", () => (input.title === undefined ? write(db) : db.transaction(write)));
     },
 
     async getSession(tenantId, id) {
@@ -68,16 +85,7 @@ export function sessionRepo({ db, now }: StoreContext): SessionStore {
     },
 
     listSessions(tenantId, filter = {}) {
-      const where = ["tenant_id = ?"];
-      const params: SqlValue[] = [tenantId];
-      if (filter.status !== undefined) {
-        where.push("status = ?");
-        params.push(filter.status);
-      }
-      if (filter.environmentId !== undefined) {
-        where.push("environment_id = ?");
-        params.push(filter.environmentId);
-      }
+      const { where, params } = sessionListWhere(db.dialect, tenantId, filter);
       return listPage(db, { table: "sessions", where, params, page: filter, map: sessionOf });
     },
 

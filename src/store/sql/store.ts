@@ -7,6 +7,8 @@ import { feedbackRepo } from "./feedback.ts";
 import { forkRepo } from "./forks.ts";
 import { keyRepo } from "./keys.ts";
 import { nodeRepo } from "./nodes.ts";
+import { sessionLabelRepo } from "./session-labels.ts";
+import { retentionRepo } from "./session-retention.ts";
 import { sessionRepo } from "./sessions.ts";
 import { taskRepo } from "./tasks.ts";
 import { tenantRepo } from "./tenants.ts";
@@ -39,6 +41,8 @@ export function createSqlStore(db: SqlDatabase, options: SqlStoreOptions = {}): 
     ...keyRepo(ctx),
     ...environmentRepo(ctx),
     ...sessionRepo(ctx),
+    ...sessionLabelRepo(ctx),
+    ...retentionRepo(ctx),
     ...turnRepo(ctx),
     ...forkRepo(ctx),
     ...feedbackRepo(ctx),

@@ -6,6 +6,7 @@ import { EVENT_SEQ_CONFLICT, insertEvents } from "./events.ts";
 import { insertRows } from "./insert-rows.ts";
 import { conflictAs, fromJson, opt, optNum, toJson, usageOf } from "./rows.ts";
 import { ownsSession } from "./sessions.ts";
+import { indexText, PG_WORDS, turnText } from "./session-text.ts";
 
 /** A context block as JSON: binary data travels as base64. */
 type StoredBlock = { label?: string; text: string } | { label?: string; mimeType: string; data: string };
@@ -176,8 +177,8 @@ export function turnValues(record: TurnRecord, at: number, state: StoredText | u
 
 /**
  * The whole turn write as one Postgres statement: the session row is bumped (its row lock
- * numbers the turn and serialises appends), then the turn, its tool calls and its events
- * are inserted from arrays. No row when the session is unknown or another tenant's.
+ * numbers the turn and serialises appends), then the turn, its tool calls, its events and
+ * its search text are inserted (from arrays). No row when the session is unknown or another tenant's.
  */
 const PG_APPEND_TURN = `WITH s AS (
   UPDATE sessions SET ${SESSION_TOTALS} WHERE id = ? AND tenant_id = ? RETURNING id, turn_count
@@ -190,6 +191,8 @@ const PG_APPEND_TURN = `WITH s AS (
 ), e AS (
   INSERT INTO session_events (session_id, seq, payload, created_at)
   SELECT s.id, x.seq, x.payload, ?::bigint FROM s, unnest(?::bigint[], ?::bytea[]) AS x (seq, payload)
+), w AS (
+  INSERT INTO session_text (session_id, turn_seq, words) SELECT s.id, s.turn_count, ${PG_WORDS} FROM s
 )
 SELECT turn_count FROM s`;
 
@@ -215,6 +218,7 @@ function pgAppendTurnParams(
     at,
     arrays(events.map((e) => e.seq)),
     arrays(events.map((e) => e.payload)),
+    turnText(record),
   ];
 }
 
@@ -249,6 +253,7 @@ export function turnRepo({ db, now }: StoreContext): TranscriptStore {
           );
           // The turn's events share its transaction: a replay never shows a turn the store lacks.
           await insertEvents(tx, sessionId, events, at);
+          await indexText(tx, db.dialect, sessionId, seq, turnText(record));
           return seq;
         });
       });

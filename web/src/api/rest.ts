@@ -58,6 +58,10 @@ export interface SessionJson {
   environment_id: string;
   model: string;
   status: "active" | "detached" | "completed" | "cancelled" | "error";
+  /** StartSession.title, or as renamed. */
+  title?: string;
+  metadata?: Record<string, string>;
+  archived?: boolean;
   created_at: string;
   updated_at: string;
   ended_at?: string;

@@ -51,7 +51,8 @@ function perSession(sessions: SessionJson[]): Bar[] {
 }
 
 export function UsageView() {
-  const { value: sessions, error } = usePoll(() => restAll<SessionJson>("/v1/sessions"), 10_000);
+  // Archived sessions used tokens too: the list leaves them out unless asked.
+  const { value: sessions, error } = usePoll(() => restAll<SessionJson>("/v1/sessions?archived=any"), 10_000);
   const all = sum(sessions ?? []);
   const hitRate = all.input_tokens > 0 ? Math.round((all.cache_read_tokens / all.input_tokens) * 100) : 0;
   return (
