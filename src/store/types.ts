@@ -39,8 +39,10 @@ import type {
   Worker,
   WorkerEnd,
 } from "./records.ts";
+import type { McpServerStore } from "./mcp-server-records.ts";
 
 export * from "./records.ts";
+export * from "./mcp-server-records.ts";
 
 export interface TenantStore {
   /** Returns the tenant named `name`, creating it if needed; concurrent calls agree. */
@@ -208,7 +210,17 @@ export interface TaskStore {
 }
 
 /** Everything the server keeps. Safe for concurrent use by many async callers. */
-export interface Store extends TenantStore, KeyStore, EnvironmentStore, SessionStore, TranscriptStore, FeedbackStore, EventStore, TaskStore, NodeStore {
+export interface Store
+  extends TenantStore,
+    KeyStore,
+    EnvironmentStore,
+    SessionStore,
+    TranscriptStore,
+    FeedbackStore,
+    EventStore,
+    TaskStore,
+    NodeStore,
+    McpServerStore {
   /** `sqlite` or `postgres`. */
   readonly kind: "sqlite" | "postgres";
   /** Resolves when the database answers a trivial query (for `/readyz`); rejects otherwise. */

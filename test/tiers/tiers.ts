@@ -22,6 +22,7 @@ export const tiers: readonly Tier[] = [
       "test/compat/**/*.test.ts",
       "test/conformance/**/*.test.ts",
       "test/envelope/**/*.test.ts",
+      "test/mcp/**/*.test.ts",
       "test/models/**/*.test.ts",
       "test/rest/**/*.test.ts",
       "test/rpc/**/*.test.ts",

@@ -3,10 +3,11 @@ import { durableSessions } from "./002-durable-sessions.ts";
 import { teams } from "./003-teams.ts";
 import { thinkingBlocks } from "./005-thinking-blocks.ts";
 import { steeredInputs } from "./007-steered-inputs.ts";
+import { mcpServers } from "./011-mcp-servers.ts";
 import type { Migration } from "./migration.ts";
 
 export type { Migration } from "./migration.ts";
 export { runMigrations } from "./runner.ts";
 
 /** Every schema version, ascending. Append only. */
-export const migrations: readonly Migration[] = [initial, durableSessions, teams, thinkingBlocks, steeredInputs];
+export const migrations: readonly Migration[] = [initial, durableSessions, teams, thinkingBlocks, steeredInputs, mcpServers];

@@ -5,6 +5,7 @@ import { environmentRepo } from "./environments.ts";
 import { eventRepo } from "./events.ts";
 import { feedbackRepo } from "./feedback.ts";
 import { keyRepo } from "./keys.ts";
+import { mcpServerRepo } from "./mcp-servers.ts";
 import { nodeRepo } from "./nodes.ts";
 import { sessionRepo } from "./sessions.ts";
 import { taskRepo } from "./tasks.ts";
@@ -43,6 +44,7 @@ export function createSqlStore(db: SqlDatabase, options: SqlStoreOptions = {}): 
     ...eventRepo(ctx),
     ...taskRepo(ctx),
     ...nodeRepo(ctx),
+    ...mcpServerRepo(ctx),
     async ping() {
       await db.get("SELECT 1 AS ok");
     },
