@@ -17,6 +17,7 @@ import { startNodeHeartbeat } from "./node-heartbeat.ts";
 import { createRateLimits } from "./rate-limit.ts";
 import { registerConsole, registerRestEdge, registerRestRoutes } from "./routes-setup.ts";
 import { registerRpc, registerRpcEdge } from "./rpc-setup.ts";
+import { createMcp } from "./mcp-setup.ts";
 import { createSessions } from "./sessions-setup.ts";
 import { setUpStore } from "./store-setup.ts";
 import { startTeams } from "./team-wiring.ts";
@@ -78,11 +79,37 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     metrics.observeBus(bus, nodeId);
     const teams = await startTeams({ config, store, bus, models, agent, nodeId, heartbeat, log, lifecycle });
     const rateLimits = createRateLimits(config);
-    const sessions = createSessions({ config, store, persistence: overrides.persistence, nodeId, models, agent, teams, rateLimits, metrics, log, lifecycle });
+    const mcp = createMcp(config, store, log, lifecycle);
+    const sessions = createSessions({
+      config,
+      store,
+      persistence: overrides.persistence,
+      nodeId,
+      models,
+      agent,
+      teams,
+      mcp,
+      rateLimits,
+      metrics,
+      log,
+      lifecycle,
+    });
     const { routing, relay } = wireCluster(bus, nodeId, sessions, metrics, log, lifecycle);
     await registerRestEdge(app, { config, authenticate, rateLimits, metrics });
-    await registerRpc({ config, http, sessions, teams, authenticator, authenticate, relay, metrics, lifecycle });
-    await registerRestRoutes(app, { nodeId, store, bus, models, registry: sessions.registry, routing, teams, authenticator, metrics, lifecycle });
+    await registerRpc({ config, http, sessions, teams, mcp: mcp.servers, authenticator, authenticate, relay, metrics, lifecycle });
+    await registerRestRoutes(app, {
+      nodeId,
+      store,
+      bus,
+      models,
+      registry: sessions.registry,
+      routing,
+      teams,
+      mcp: mcp.servers,
+      authenticator,
+      metrics,
+      lifecycle,
+    });
     await registerConsole(app, config);
     return {
       fastify: app,

@@ -1,5 +1,6 @@
 import { closest, distance } from "fastest-levenshtein";
 import { RozError } from "../errors/index.ts";
+import { parseSecretKey } from "../mcp/index.ts";
 import { eventFormats } from "../rpc/index.ts";
 
 /** How a setting is parsed; every parser names the variable in its error. */
@@ -57,6 +58,10 @@ const postgresUrl: Parser<string | undefined> = (raw, name) => {
   if (!URL.canParse(raw)) return fail(name, `not a valid URL (expected postgres://user:password@host:port/database)`);
   return raw;
 };
+
+/** 32 bytes as 64 hex characters or base64; the value never appears in a message. */
+const secretKey: Parser<string | undefined> = (raw, name) =>
+  raw === "" ? undefined : parseSecretKey(raw) !== undefined ? raw.trim() : fail(name, "expected 32 random bytes written as 64 hex characters or as base64");
 
 const setting = <T>(env: string, def: T, parse: Parser<T>, description: string, defaultText?: string): Setting<T> => ({
   env,
@@ -207,6 +212,9 @@ export const settings = {
   nodeId: setting("ROZ_NODE_ID", undefined, optStr, "this node's id in a cluster", "hostname-pid"),
   nodeHeartbeatMs: setting("ROZ_NODE_HEARTBEAT_MS", 5_000, int(100, 600_000), "how often this node writes its heartbeat to the store"),
   nodeExpiryMs: setting("ROZ_NODE_EXPIRY_MS", 20_000, int(200, 3_600_000), "a node silent this long is gone: its sessions may be adopted"),
+  secretKey: setting("ROZ_SECRET_KEY", undefined, secretKey, "32-byte key (64 hex characters or base64) sealing MCP server credentials at rest (AES-256-GCM)"),
+  mcpCallTimeoutMs: setting("ROZ_MCP_CALL_TIMEOUT_MS", 60_000, int(100, 3_600_000), "time limit of one MCP server request (a tool call, a tool listing)"),
+  mcpAllowPrivate: setting("ROZ_MCP_ALLOW_PRIVATE", "0", oneOf("0", "1"), "1: MCP server URLs may reach loopback, private and link-local addresses"),
 } as const;
 
 type Settings = typeof settings;

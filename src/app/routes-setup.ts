@@ -7,6 +7,7 @@ import { consoleRoutes } from "../../routes/console.ts";
 import { environmentRoutes } from "../../routes/environments.ts";
 import { healthRoutes } from "../../routes/health.ts";
 import { keyRoutes } from "../../routes/keys.ts";
+import { mcpServerRoutes } from "../../routes/mcp-servers.ts";
 import { metricsRoutes } from "../../routes/metrics.ts";
 import { openapiRoutes } from "../../routes/openapi.ts";
 import { sessionRoutes } from "../../routes/sessions.ts";
@@ -14,6 +15,7 @@ import { taskRoutes } from "../../routes/tasks.ts";
 import { versionRoutes } from "../../routes/version.ts";
 import { type Authenticator, registerRestAuth } from "../auth/index.ts";
 import type { EventBus } from "../bus/index.ts";
+import type { McpServers } from "../mcp/index.ts";
 import type { SessionRouting } from "../cluster/index.ts";
 import type { ModelCatalog } from "../models/index.ts";
 import { conversationJson, type RpcAuthenticator } from "../rpc/index.ts";
@@ -75,6 +77,7 @@ export interface RestRoutesSetup {
   registry: SessionRegistry;
   routing: SessionRouting | undefined;
   teams: Teams;
+  mcp: McpServers;
   authenticator: Authenticator;
   metrics: Metrics;
   lifecycle: Lifecycle;
@@ -82,7 +85,7 @@ export interface RestRoutesSetup {
 
 /** Health and readiness, the OpenAPI document, the versioned REST API under /v1, and /metrics. Registered after the Connect plugin, which keeps its own JSON parser in its scope. */
 export async function registerRestRoutes(app: FastifyInstance, setup: RestRoutesSetup): Promise<void> {
-  const { nodeId, store, bus, models, registry, routing, teams, authenticator, metrics, lifecycle } = setup;
+  const { nodeId, store, bus, models, registry, routing, teams, mcp, authenticator, metrics, lifecycle } = setup;
   registerRestJsonParser(app);
   await app.register(healthRoutes, {
     readiness: async () => [
@@ -120,6 +123,7 @@ export async function registerRestRoutes(app: FastifyInstance, setup: RestRoutes
         ...(routing ? { endOnOwner: routing.endOnOwner } : {}),
       });
       await v1.register(taskRoutes, { teams });
+      await v1.register(mcpServerRoutes, { servers: mcp });
       await v1.register(keyRoutes, { store, onKeyCreated: () => authenticator.keysChanged(), onKeyRevoked: (keyId) => authenticator.keyRevoked(keyId) });
     },
     { prefix: "/v1" },
