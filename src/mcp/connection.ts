@@ -31,7 +31,7 @@ export function isConnectionFailure(err: unknown): boolean {
 /**
  * One MCP client session with one server (the SDK's `Client` over Streamable HTTP), opened on
  * first use. The tool list is kept until the server says `notifications/tools/list_changed`.
- * A connection failure closes the session: the next use opens a new one.
+ * A broken transport closes the session: the next use opens a new one.
  */
 export class McpConnection {
   readonly #endpoint: McpEndpoint;
@@ -72,7 +72,11 @@ export class McpConnection {
   /** Calls a tool; the SDK sends `notifications/cancelled` when `signal` aborts or the time is up. */
   async call(name: string, args: JsonObject, timeoutMs: number, signal: AbortSignal): Promise<CallToolResult> {
     this.#lastUsed = Date.now();
-    return this.#use(timeoutMs, (client) => client.callTool({ name, arguments: args }, undefined, { signal, timeout: timeoutMs }) as Promise<CallToolResult>);
+    return this.#use(
+      timeoutMs,
+      signal,
+      (client) => client.callTool({ name, arguments: args }, undefined, { signal, timeout: timeoutMs }) as Promise<CallToolResult>,
+    );
   }
 
   /** Ends the client session (a DELETE to the server when it gave one). */
@@ -87,7 +91,7 @@ export class McpConnection {
     const tools: McpToolInfo[] = [];
     let cursor: string | undefined;
     do {
-      const page = await this.#use(timeoutMs, (client) =>
+      const page = await this.#use(timeoutMs, signal, (client) =>
         client.listTools(cursor === undefined ? {} : { cursor }, { timeout: timeoutMs, ...(signal ? { signal } : {}) }),
       );
       for (const t of page.tools) tools.push({ name: t.name, description: t.description ?? "", inputSchema: t.inputSchema as JsonObject });
@@ -96,12 +100,14 @@ export class McpConnection {
     return tools;
   }
 
-  async #use<T>(timeoutMs: number, fn: (client: Client) => Promise<T>): Promise<T> {
+  async #use<T>(timeoutMs: number, signal: AbortSignal | undefined, fn: (client: Client) => Promise<T>): Promise<T> {
     const client = await this.#open(timeoutMs);
     try {
       return await fn(client);
     } catch (err) {
-      if (isConnectionFailure(err)) await this.close();
+      // Only a broken transport ends the session: a timeout or a cancel leaves it open, so
+      // that the `notifications/cancelled` the SDK sends for the call still gets through.
+      if (signal?.aborted !== true && !(err instanceof McpError)) await this.close();
       throw err;
     }
   }
