@@ -57,12 +57,12 @@ export class McpServers {
     }
     checkAuth(input.auth);
     if (input.auth.kind === "oauth") throw new RozError("mcp_oauth_unsupported");
+    const secret = secretOf(input.auth);
+    if (secret !== undefined && this.#deps.box === undefined) throw new RozError("secret_key_missing");
     await this.#deps.guard.check(input.url);
     if (input.sessionId !== undefined && (await this.#deps.store.getSession(tenantId, input.sessionId)) === undefined) {
       throw new RozError("not_found", `no session ${input.sessionId}`);
     }
-    const secret = secretOf(input.auth);
-    if (secret !== undefined && this.#deps.box === undefined) throw new RozError("secret_key_missing");
     const old = await this.#deps.store.getMcpServer(tenantId, input.name);
     const record = await this.#deps.store.putMcpServer(tenantId, {
       name: input.name,
