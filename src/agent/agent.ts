@@ -7,7 +7,7 @@ import { createPermissionEvaluator, type PermissionEvaluator } from "./permissio
 import { assembleSystem } from "./prompt.ts";
 import { TokenCounter } from "./tokens.ts";
 import { ToolCallIds } from "./tool-call-ids.ts";
-import { LiveToolSet } from "./live-tools.ts";
+import { LiveToolSet, offeredAs } from "./live-tools.ts";
 import { applyRegistration, mergeByName } from "./tool-registry.ts";
 import { AGENT_FAILURE } from "./turn-error.ts";
 import { TurnTally } from "./turn-tally.ts";
@@ -52,13 +52,7 @@ class SessionAgent implements Agent {
     // A server tool the rules deny outright is not offered at all.
     const serverTools = (options.serverTools ?? []).filter((t) => this.#evaluator.decide({ name: t.name, category: "pure" }).policy !== "deny");
     this.#serverTools = new Map(serverTools.map((t) => [t.name, t]));
-    this.#serverToolList = serverTools.map((t) => ({
-      name: t.name,
-      description: t.description,
-      parametersSchema: t.parametersSchema,
-      timeoutMs: 0,
-      category: "pure",
-    }));
+    this.#serverToolList = serverTools.map((t) => offeredAs(t, "pure"));
     this.#pendingSystemContext = options.pendingSystemContext;
     this.#live = options.liveTools && new LiveToolSet(options.liveTools);
   }

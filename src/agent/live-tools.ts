@@ -1,5 +1,14 @@
 import { defaultPermissionRules, type PermissionEvaluator } from "./permissions.ts";
-import type { ClientTool, LiveTools, ServerTool } from "./types.ts";
+import type { ClientTool, LiveTools, ServerTool, ToolCategory } from "./types.ts";
+
+/** A server tool as the model is offered it. */
+export const offeredAs = (t: ServerTool, category: ToolCategory): ClientTool => ({
+  name: t.name,
+  description: t.description,
+  parametersSchema: t.parametersSchema,
+  timeoutMs: 0,
+  category,
+});
 
 /**
  * The live server tools of one agent (MCP servers' tools): refreshed before each model call,

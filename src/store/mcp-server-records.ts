@@ -25,14 +25,7 @@ export interface McpServerRecord {
   updatedAt: number;
 }
 
-export interface NewMcpServer {
-  sessionId?: string;
-  name: string;
-  url: string;
-  enabled: boolean;
-  authKind: McpAuthKind;
-  sealedCredentials?: string;
-}
+export type NewMcpServer = Pick<McpServerRecord, "sessionId" | "name" | "url" | "enabled" | "authKind" | "sealedCredentials">;
 
 /** A health change; `degradedAt`/`lastError` `null` clears them. */
 export interface McpHealthChange {
