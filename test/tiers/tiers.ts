@@ -82,6 +82,7 @@ export const tiers: readonly Tier[] = [
       "test/layers.test.ts",
       "test/auth/cli.test.ts",
       "test/auth/open-mode.test.ts",
+      "test/server/mcp-logs.test.ts",
       "test/bus/nats-restart.test.ts",
       "test/durability/conversation-postgres.test.ts",
       "test/durability/crash-postgres.test.ts",
