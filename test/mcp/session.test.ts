@@ -3,7 +3,7 @@
 // run by roz itself, under the permission rules.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startMcpServer, type TestMcpServer } from "../support/mcp-server.ts";
-import { nextApprovalQuestion, readTurn, rq, turnCompleteOf, valuesOf } from "../support/session-protocol.ts";
+import { nextApprovalQuestion, nextOf, readTurn, rq, tool, turnCompleteOf, valuesOf } from "../support/session-protocol.ts";
 import type { SessionResponse } from "../../src/gen/roz/v1/agent_pb.js";
 import { toolMessages } from "../session/chat-body.ts";
 import { type SessionFixture, startSessionFixture } from "../session/fixture.ts";
@@ -28,7 +28,7 @@ afterAll(async () => {
 
 describe("MCP tools in a session", () => {
   it("are offered with the server's schema and run by the server, never sent to the client (grpc-js)", async () => {
-    const { client } = await fx.start("grpc-js");
+    const { client, started } = await fx.start("grpc-js");
     fx.fake.plan({ toolCalls: [{ id: "c1", name: "mcp__trusted__echo", arguments: { text: "hi" } }] }, { text: "done" });
     client.send(rq.user("echo hi"));
     const turn = await readTurn(client);
@@ -42,8 +42,9 @@ describe("MCP tools in a session", () => {
     expect(toolMessages((await fx.request(1)).body).map((m) => m.content)).toEqual(["echo: hi"]);
     expect(mcp.calls.at(-1)).toEqual({ tool: "echo", args: { text: "hi" } });
     // The transcript keeps the call.
-    const started = (await fx.rest("GET", `/v1/sessions`)).json;
-    expect(started.items.length).toBeGreaterThan(0);
+    await expect
+      .poll(async () => (await fx.rest("GET", `/v1/sessions/${started.sessionId}/messages?format=turns`)).json.turns?.[0]?.tool_calls ?? [])
+      .toEqual([expect.objectContaining({ name: "mcp__trusted__echo", parameters: { text: "hi" }, permission: "allowed", success: true, result: "echo: hi" })]);
   });
 
   it("structured content joins as JSON and isError is a failed result (connect)", async () => {
@@ -110,6 +111,41 @@ describe("MCP tools in a session", () => {
     expect(turnCompleteOf(turn).stopReason).toBe("cancelled");
     expect(valuesOf(turn, "toolRequest")).toEqual([]);
     await expect.poll(() => mcp.cancelled).toContain("cancel");
+  });
+
+  it("a client tool of the same name wins: the client gets the tool_request (connect)", async () => {
+    const { client } = await fx.start("connect", { tools: [tool("mcp__trusted__echo")] });
+    fx.fake.plan({ toolCalls: [{ id: "w1", name: "mcp__trusted__echo", arguments: { text: "mine" } }] }, { text: "done" });
+    const before = mcp.calls.length;
+    client.send(rq.user("which"));
+    const request = await nextOf(client, "toolRequest");
+    expect(request.toolName).toBe("mcp__trusted__echo");
+    client.send(rq.toolResult("w1", "from the client"));
+    await readTurn(client);
+    expect(mcp.calls.length).toBe(before);
+    expect(offered((await fx.request(0)).body).filter((n) => n === "mcp__trusted__echo")).toHaveLength(1);
+  });
+
+  it("a server registered for one session is offered to that session only (grpc-js)", async () => {
+    const own = await startMcpServer();
+    try {
+      const a = await fx.start("grpc-js");
+      const b = await fx.start("grpc-js");
+      expect((await fx.rest("POST", "/v1/mcp-servers", { name: "own", url: own.url, session_id: a.started.sessionId })).json).toMatchObject({
+        session_id: a.started.sessionId,
+      });
+      fx.fake.plan({ text: "a" });
+      a.client.send(rq.user("a"));
+      await readTurn(a.client);
+      expect(offered((await fx.request(0)).body)).toContain("mcp__own__echo");
+      fx.fake.plan({ text: "b" });
+      b.client.send(rq.user("b"));
+      await readTurn(b.client);
+      expect(offered((await fx.request(1)).body)).not.toContain("mcp__own__echo");
+    } finally {
+      await fx.rest("DELETE", "/v1/mcp-servers/own");
+      await own.close();
+    }
   });
 
   it("notifications/tools/list_changed refreshes the list for the next model call (connect)", async () => {
