@@ -22,7 +22,12 @@ it("degrades on the third failure, tells listeners once, probes in the backgroun
   const writes: McpHealthChange[] = [];
   const probes: McpServerRecord[] = [];
   const health = new McpHealth({
-    store: { setMcpServerHealth: async (_id, change) => (writes.push(change), true) },
+    store: {
+      setMcpServerHealth: async (_id, change) => {
+        writes.push(change);
+        return true;
+      },
+    },
     probe: async (server) => {
       probes.push(server);
     },
