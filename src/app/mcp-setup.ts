@@ -37,7 +37,16 @@ export function createMcp(config: Config, store: Store, log: FastifyBaseLogger, 
         degraded: (event) => link.emit({ type: "mcp_server_degraded", ...event }),
       });
       const unsubscribe = health.onDegraded((d) => tools.degraded(d));
-      return { serverTools: [], liveTools: tools, ended: () => unsubscribe() };
+      return {
+        serverTools: [],
+        liveTools: tools,
+        ended: () => {
+          unsubscribe();
+          servers
+            .sessionEnded(link.tenantId, link.id)
+            .catch((err: unknown) => log.warn({ err, sessionId: link.id }, "could not delete the session's MCP servers"));
+        },
+      };
     },
   };
 }

@@ -15,7 +15,7 @@ import type { McpRegistration, McpServerView } from "./types.ts";
 const SERVER_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_)){0,63}$/;
 
 export interface McpServersDeps {
-  store: Pick<Store, "putMcpServer" | "listMcpServers" | "getMcpServer" | "deleteMcpServer" | "setMcpServerHealth" | "getSession">;
+  store: Pick<Store, "putMcpServer" | "listMcpServers" | "getMcpServer" | "deleteMcpServer" | "setMcpServerHealth" | "getSession" | "deleteSessionMcpServers">;
   /** Absent without ROZ_SECRET_KEY: then no credentials can be registered. */
   box: SecretBox | undefined;
   guard: AddressGuard;
@@ -89,6 +89,12 @@ export class McpServers {
     if (old === undefined || !(await this.#deps.store.deleteMcpServer(tenantId, name))) return false;
     await this.#deps.connections.drop(old.id);
     return true;
+  }
+
+  /** The session ended: the servers registered for it alone go, with their connections. */
+  async sessionEnded(tenantId: string, sessionId: string): Promise<void> {
+    const ids = await this.#deps.store.deleteSessionMcpServers(tenantId, sessionId);
+    await Promise.all(ids.map((id) => this.#deps.connections.drop(id)));
   }
 
   /** Lists the server's tools afresh; success makes it healthy, a failure counts (§12). */

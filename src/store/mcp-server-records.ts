@@ -47,6 +47,8 @@ export interface McpServerStore {
   getMcpServer(tenantId: string, name: string): Promise<McpServerRecord | undefined>;
   /** False when unknown. */
   deleteMcpServer(tenantId: string, name: string): Promise<boolean>;
+  /** Deletes the servers registered for one session alone (it ended); returns their ids. */
+  deleteSessionMcpServers(tenantId: string, sessionId: string): Promise<string[]>;
   /** Records a health change of the server with this id; false when it no longer exists. */
   setMcpServerHealth(id: string, change: McpHealthChange): Promise<boolean>;
 }

@@ -142,6 +142,10 @@ describe("MCP tools in a session", () => {
       b.client.send(rq.user("b"));
       await readTurn(b.client);
       expect(offered((await fx.request(1)).body)).not.toContain("mcp__own__echo");
+      // It goes with its session.
+      a.client.send(rq.cancelSession());
+      await a.client.status;
+      await expect.poll(async () => (await fx.rest("GET", "/v1/mcp-servers/own")).status).toBe(404);
     } finally {
       await fx.rest("DELETE", "/v1/mcp-servers/own");
       await own.close();

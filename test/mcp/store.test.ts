@@ -55,6 +55,9 @@ for (const [engine, settingsOf] of engines) {
       expect((await store.listMcpServers(a.id, "s1")).map((s) => s.name)).toEqual(["gh", "mine"]);
       expect((await store.listMcpServers(a.id, "s2")).map((s) => s.name)).toEqual(["gh"]);
       expect((await store.listMcpServers(b.id)).map((s) => s.url)).toEqual(["http://y/mcp"]);
+      await store.putMcpServer(a.id, { sessionId: "s3", name: "gone", url: "http://s/mcp", enabled: true, authKind: "none" });
+      expect(await store.deleteSessionMcpServers(a.id, "s3")).toHaveLength(1);
+      expect(await store.getMcpServer(a.id, "gone")).toBeUndefined();
       expect(await store.deleteMcpServer(b.id, "mine")).toBe(false);
       expect(await store.deleteMcpServer(a.id, "mine")).toBe(true);
       expect(await store.getMcpServer(a.id, "mine")).toBeUndefined();

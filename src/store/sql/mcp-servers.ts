@@ -60,6 +60,11 @@ export function mcpServerRepo({ db, now }: StoreContext): McpServerStore {
       return (await db.run("DELETE FROM mcp_servers WHERE tenant_id = ? AND name = ?", [tenantId, name])) > 0;
     },
 
+    async deleteSessionMcpServers(tenantId, sessionId) {
+      const rows = await db.all("DELETE FROM mcp_servers WHERE tenant_id = ? AND session_id = ? RETURNING id", [tenantId, sessionId]);
+      return rows.map((r) => String(r.id));
+    },
+
     async setMcpServerHealth(id, change) {
       const changed = await db.run("UPDATE mcp_servers SET health = ?, failure_count = ?, degraded_at = ?, last_error = ?, updated_at = ? WHERE id = ?", [
         change.health,
