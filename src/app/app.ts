@@ -96,20 +96,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     });
     const { routing, relay } = wireCluster(bus, nodeId, sessions, metrics, log, lifecycle);
     await registerRestEdge(app, { config, authenticate, rateLimits, metrics });
-    await registerRpc({ config, http, sessions, teams, mcp: mcp.servers, authenticator, authenticate, relay, metrics, lifecycle });
-    await registerRestRoutes(app, {
-      nodeId,
-      store,
-      bus,
-      models,
-      registry: sessions.registry,
-      routing,
-      teams,
-      mcp: mcp.servers,
-      authenticator,
-      metrics,
-      lifecycle,
-    });
+    await registerRpc({ config, http, sessions, teams, mcp, authenticator, authenticate, relay, metrics, lifecycle });
+    await registerRestRoutes(app, { nodeId, store, bus, models, registry: sessions.registry, routing, teams, mcp, authenticator, metrics, lifecycle });
     await registerConsole(app, config);
     return {
       fastify: app,

@@ -15,7 +15,6 @@ import { taskRoutes } from "../../routes/tasks.ts";
 import { versionRoutes } from "../../routes/version.ts";
 import { type Authenticator, registerRestAuth } from "../auth/index.ts";
 import type { EventBus } from "../bus/index.ts";
-import type { McpServers } from "../mcp/index.ts";
 import type { SessionRouting } from "../cluster/index.ts";
 import type { ModelCatalog } from "../models/index.ts";
 import { conversationJson, type RpcAuthenticator } from "../rpc/index.ts";
@@ -25,6 +24,7 @@ import type { Teams } from "../teams/index.ts";
 import { busReadiness } from "./bus-setup.ts";
 import type { Config } from "./config.ts";
 import type { Lifecycle } from "./lifecycle.ts";
+import type { Mcp } from "./mcp-setup.ts";
 import type { Metrics } from "./metrics.ts";
 import type { RateLimits } from "./rate-limit.ts";
 import { registerRestErrors } from "./rest-errors.ts";
@@ -77,7 +77,7 @@ export interface RestRoutesSetup {
   registry: SessionRegistry;
   routing: SessionRouting | undefined;
   teams: Teams;
-  mcp: McpServers;
+  mcp: Mcp;
   authenticator: Authenticator;
   metrics: Metrics;
   lifecycle: Lifecycle;
@@ -123,7 +123,7 @@ export async function registerRestRoutes(app: FastifyInstance, setup: RestRoutes
         ...(routing ? { endOnOwner: routing.endOnOwner } : {}),
       });
       await v1.register(taskRoutes, { teams });
-      await v1.register(mcpServerRoutes, { servers: mcp });
+      await v1.register(mcpServerRoutes, { servers: mcp.servers });
       await v1.register(keyRoutes, { store, onKeyCreated: () => authenticator.keysChanged(), onKeyRevoked: (keyId) => authenticator.keyRevoked(keyId) });
     },
     { prefix: "/v1" },

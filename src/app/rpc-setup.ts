@@ -4,7 +4,6 @@ import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import type { FastifyInstance } from "fastify";
 import type { Authenticator } from "../auth/index.ts";
 import { AgentService, McpServerService } from "../gen/roz/v1/agent_pb.js";
-import type { McpServers } from "../mcp/index.ts";
 import {
   AtCapRefusals,
   COMPRESS_MIN_BYTES,
@@ -21,6 +20,7 @@ import type { Teams } from "../teams/index.ts";
 import type { Config } from "./config.ts";
 import type { HttpServer } from "./http-server.ts";
 import type { Lifecycle } from "./lifecycle.ts";
+import type { Mcp } from "./mcp-setup.ts";
 import type { Metrics } from "./metrics.ts";
 import { requestIdOf } from "./request-id.ts";
 import { rpcContextValues } from "./rpc-context.ts";
@@ -50,7 +50,7 @@ export interface RpcSetup {
   http: HttpServer;
   sessions: Sessions;
   teams: Teams;
-  mcp: McpServers;
+  mcp: Mcp;
   authenticator: Authenticator;
   authenticate: RpcAuthenticator;
   relay: SessionRelay | undefined;
@@ -105,7 +105,7 @@ export async function registerRpc({ config, http, sessions, teams, mcp, authenti
           ...(relay ? { relay, relocateWithinMs: config.nodeExpiryMs + 3 * config.nodeHeartbeatMs } : {}),
         }),
       );
-      router.service(McpServerService, createMcpServerService(mcp, authenticate));
+      router.service(McpServerService, createMcpServerService(mcp.servers, authenticate));
       registerReflection(router, [AgentService, McpServerService]);
     },
     readMaxBytes: config.maxMessageBytes,
