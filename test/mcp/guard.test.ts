@@ -2,6 +2,7 @@
 // sealed credentials, and McpServerDegraded on the flat (105) and envelope (44) wires.
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/app/config.ts";
 import { AddressGuard, guardedFetch, type Lookup, parseSecretKey, SecretBox } from "../../src/mcp/index.ts";
 import { envelopesOf, envelopeStreamState } from "../../src/rpc/to-envelope.ts";
 import { responseToWire } from "../../src/rpc/to-wire.ts";
@@ -62,6 +63,12 @@ describe("SecretBox", () => {
     expect(parseSecretKey(bytes.toString("base64"))?.equals(bytes)).toBe(true);
     expect(parseSecretKey("short")).toBeUndefined();
     expect(parseSecretKey(randomBytes(16).toString("hex"))).toBeUndefined();
+  });
+
+  it("a ROZ_SECRET_KEY that is not 32 bytes refuses to start, without echoing it", () => {
+    expect(() => loadConfig({ ROZ_SECRET_KEY: "not-a-key-secretish" })).toThrow(/ROZ_SECRET_KEY: expected 32 random bytes/);
+    expect(() => loadConfig({ ROZ_SECRET_KEY: "not-a-key-secretish" })).not.toThrow(/secretish/);
+    expect(loadConfig({ ROZ_SECRET_KEY: randomBytes(32).toString("base64") }).secretKey).toBeDefined();
   });
 
   it("seals so that only the same key and owner open it", () => {
