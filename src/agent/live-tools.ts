@@ -1,5 +1,5 @@
 import { defaultPermissionRules, type PermissionEvaluator } from "./permissions.ts";
-import type { ClientTool, LiveTools, ServerTool, ToolCategory } from "./types.ts";
+import type { ClientTool, LiveTools, PermissionRule, ServerTool, ToolCategory } from "./types.ts";
 
 /** A server tool as the model is offered it. */
 export const offeredAs = (t: ServerTool, category: ToolCategory): ClientTool => ({
@@ -52,12 +52,15 @@ export class LiveToolSet {
    * operator grants trust with an environment or `ROZ_PERMISSION_RULES` rule.
    */
   evaluator(base: PermissionEvaluator): PermissionEvaluator {
-    const defaults = new Set(base.rules.slice(-defaultPermissionRules().length));
+    // By value: a worker's rules are its parent's, the parent's defaults copied among them.
+    const defaults = defaultPermissionRules();
+    const isDefault = (rule: PermissionRule): boolean =>
+      defaults.some((d) => d.toolPattern === rule.toolPattern && d.policy === rule.policy && d.category === rule.category && d.reason === rule.reason);
     return {
       rules: base.rules,
       decide: (tool) => {
         const verdict = base.decide(tool);
-        if (!defaults.has(verdict.rule) || this.#byName.get(tool.name)?.needsRule !== true) return verdict;
+        if (!isDefault(verdict.rule) || this.#byName.get(tool.name)?.needsRule !== true) return verdict;
         const reason = `tool "${tool.name}" comes from an MCP server: no permission rule allows it`;
         return { policy: "require_confirmation", rule: { toolPattern: tool.name, policy: "require_confirmation", reason } };
       },

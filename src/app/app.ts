@@ -77,9 +77,9 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     const authenticate: RpcAuthenticator = overrides.authenticate ?? ((authorization, scope) => authenticator.authenticate(authorization, scope));
     const heartbeat = await startNodeHeartbeat(store, nodeId, config, log, lifecycle);
     metrics.observeBus(bus, nodeId);
-    const teams = await startTeams({ config, store, bus, models, agent, nodeId, heartbeat, log, lifecycle });
-    const rateLimits = createRateLimits(config);
     const mcp = createMcp(config, store, log, lifecycle);
+    const teams = await startTeams({ config, store, bus, models, agent, nodeId, heartbeat, mcp, log, lifecycle });
+    const rateLimits = createRateLimits(config);
     const sessions = createSessions({
       config,
       store,

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from "fastify";
+import type { LiveTools } from "../agent/index.ts";
 import { AddressGuard, McpConnections, McpHealth, McpServers, parseSecretKey, SecretBox, SessionMcpTools } from "../mcp/index.ts";
 import type { SessionExtension, SessionLink } from "../session/index.ts";
 import type { Store } from "../store/index.ts";
@@ -9,6 +10,8 @@ import type { Lifecycle } from "./lifecycle.ts";
 export interface Mcp {
   readonly servers: McpServers;
   extension(link: SessionLink): SessionExtension;
+  /** A worker's MCP tools: those of its tenant and parent session (degradations reach the parent's own view). */
+  workerTools(tenantId: string, sessionId: string | undefined): LiveTools;
 }
 
 /**
@@ -30,6 +33,7 @@ export function createMcp(config: Config, store: Store, log: FastifyBaseLogger, 
   });
   return {
     servers,
+    workerTools: (tenantId, sessionId) => new SessionMcpTools(servers, { tenantId, sessionId: sessionId ?? "", degraded: () => undefined }),
     extension(link) {
       const tools = new SessionMcpTools(servers, {
         tenantId: link.tenantId,

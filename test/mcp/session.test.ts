@@ -152,6 +152,49 @@ describe("MCP tools in a session", () => {
     }
   });
 
+  it("a worker the session spawns is offered the MCP tools and calls them through roz (grpc-js)", async () => {
+    const script = (responses: unknown[]) => `script: ${JSON.stringify({ responses })}`;
+    const worker = script([[{ tool_call: { id: "m1", name: "mcp__trusted__echo", arguments: { text: "from a worker" } } }], [{ text: "worker done" }]]);
+    const { client } = await fx.start("grpc-js", { model: "scripted/default" });
+    client.send(
+      rq.user(
+        script([
+          [{ tool_call: { id: "s1", name: "spawn_worker", arguments: { prompt: worker } } }],
+          [{ tool_call: { id: "w1", name: "wait_for_workers", arguments: {} } }],
+          [{ text: "all done" }],
+        ]),
+      ),
+    );
+    const turn = await readTurn(client, 30_000);
+    expect(turnCompleteOf(turn).stopReason).toBe("end_turn");
+    expect(valuesOf(turn, "toolRequest")).toEqual([]);
+    expect(mcp.calls).toContainEqual({ tool: "echo", args: { text: "from a worker" } });
+
+    // With no rule for the server, the worker's call asks the session's client first.
+    const other = await startMcpServer();
+    try {
+      expect((await fx.rest("POST", "/v1/mcp-servers", { name: "unruled", url: other.url })).status).toBe(201);
+      const asking = script([[{ tool_call: { id: "m2", name: "mcp__unruled__echo", arguments: { text: "may I" } } }], [{ text: "asked" }]]);
+      client.send(
+        rq.user(
+          script([
+            [{ tool_call: { id: "s2", name: "spawn_worker", arguments: { prompt: asking } } }],
+            [{ tool_call: { id: "w2", name: "wait_for_workers", arguments: {} } }],
+            [{ text: "done again" }],
+          ]),
+        ),
+      );
+      const question = await nextApprovalQuestion(client, 20_000);
+      expect(question.approval?.toolName).toBe("mcp__unruled__echo");
+      client.send(rq.decision(question.detail, false));
+      expect(turnCompleteOf(await readTurn(client, 30_000)).stopReason).toBe("end_turn");
+      expect(other.calls).toEqual([]);
+    } finally {
+      await fx.rest("DELETE", "/v1/mcp-servers/unruled");
+      await other.close();
+    }
+  });
+
   it("notifications/tools/list_changed refreshes the list for the next model call (connect)", async () => {
     const { client } = await fx.start("connect");
     fx.fake.plan({ text: "one" });
