@@ -154,17 +154,24 @@ describe("MCP tools in a session", () => {
 
   it("a worker the session spawns is offered the MCP tools and calls them through roz (grpc-js)", async () => {
     const script = (responses: unknown[]) => `script: ${JSON.stringify({ responses })}`;
-    const worker = script([[{ tool_call: { id: "m1", name: "mcp__trusted__echo", arguments: { text: "from a worker" } } }], [{ text: "worker done" }]]);
-    const { client } = await fx.start("grpc-js", { model: "scripted/default" });
-    client.send(
+    /** The session spawns one worker that calls `tool` once, and waits for it. */
+    const spawnCalling = (tool: string, text: string) =>
       rq.user(
         script([
-          [{ tool_call: { id: "s1", name: "spawn_worker", arguments: { prompt: worker } } }],
-          [{ tool_call: { id: "w1", name: "wait_for_workers", arguments: {} } }],
+          [
+            {
+              tool_call: {
+                name: "spawn_worker",
+                arguments: { prompt: script([[{ tool_call: { name: tool, arguments: { text } } }], [{ text: "worker done" }]]) },
+              },
+            },
+          ],
+          [{ tool_call: { name: "wait_for_workers", arguments: {} } }],
           [{ text: "all done" }],
         ]),
-      ),
-    );
+      );
+    const { client } = await fx.start("grpc-js", { model: "scripted/default" });
+    client.send(spawnCalling("mcp__trusted__echo", "from a worker"));
     const turn = await readTurn(client, 30_000);
     expect(turnCompleteOf(turn).stopReason).toBe("end_turn");
     expect(valuesOf(turn, "toolRequest")).toEqual([]);
@@ -174,16 +181,7 @@ describe("MCP tools in a session", () => {
     const other = await startMcpServer();
     try {
       expect((await fx.rest("POST", "/v1/mcp-servers", { name: "unruled", url: other.url })).status).toBe(201);
-      const asking = script([[{ tool_call: { id: "m2", name: "mcp__unruled__echo", arguments: { text: "may I" } } }], [{ text: "asked" }]]);
-      client.send(
-        rq.user(
-          script([
-            [{ tool_call: { id: "s2", name: "spawn_worker", arguments: { prompt: asking } } }],
-            [{ tool_call: { id: "w2", name: "wait_for_workers", arguments: {} } }],
-            [{ text: "done again" }],
-          ]),
-        ),
-      );
+      client.send(spawnCalling("mcp__unruled__echo", "may I"));
       const question = await nextApprovalQuestion(client, 20_000);
       expect(question.approval?.toolName).toBe("mcp__unruled__echo");
       client.send(rq.decision(question.detail, false));
