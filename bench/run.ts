@@ -6,13 +6,14 @@
  * ran). Every run is saved under bench/results/ (JSON, and an SVG of the latency curve);
  * `--compare FILE` then prints the change of each metric against that earlier run.
  *
- * Sections: transport, session, scale, persistence, search, anthropic, envelope, teams, abuse, bus, reattach, cluster.
+ * Sections: transport, session, scale, persistence, search, anthropic, envelope, teams, abuse, bus, reattach, mcp, cluster.
  */
 import { runAbuse } from "./abuse.ts";
 import { runAnthropic } from "./anthropic.ts";
 import { runBus } from "./bus.ts";
 import { runCluster } from "./cluster.ts";
 import { runEnvelope } from "./envelope.ts";
+import { runMcp } from "./mcp.ts";
 import { runPersistence } from "./persistence.ts";
 import { printComparison, type RunFile, saveRun } from "./results.ts";
 import { runScale } from "./scale.ts";
@@ -36,6 +37,7 @@ const sections: Record<string, { title: string; run: (options: BenchOptions) => 
   abuse: { title: "abuse: event-loop blocks and a bystander's p99 ping per attack", run: runAbuse },
   bus: { title: "bus: NATS JetStream against the in-memory bus", run: runBus },
   reattach: { title: "reattach: re-attach latency and replay throughput", run: runReattach },
+  mcp: { title: "mcp: an MCP tool call through roz vs the SDK client direct", run: runMcp },
   cluster: { title: "cluster: capacity of one node and two behind HAProxy, re-attach after a node is killed", run: runCluster },
 };
 

@@ -7,6 +7,7 @@ import { createPermissionEvaluator, type PermissionEvaluator } from "./permissio
 import { assembleSystem } from "./prompt.ts";
 import { TokenCounter } from "./tokens.ts";
 import { ToolCallIds } from "./tool-call-ids.ts";
+import { LiveToolSet, offeredAs } from "./live-tools.ts";
 import { applyRegistration, mergeByName } from "./tool-registry.ts";
 import { AGENT_FAILURE } from "./turn-error.ts";
 import { TurnTally } from "./turn-tally.ts";
@@ -38,6 +39,7 @@ class SessionAgent implements Agent {
   readonly #serverTools: ReadonlyMap<string, ServerTool>;
   /** The server tools as the model is offered them (after the client tools, so they win a name clash). */
   readonly #serverToolList: ClientTool[];
+  readonly #live: LiveToolSet | undefined;
   #turn: RunningTurn | undefined;
   #disposed = false;
 
@@ -50,14 +52,9 @@ class SessionAgent implements Agent {
     // A server tool the rules deny outright is not offered at all.
     const serverTools = (options.serverTools ?? []).filter((t) => this.#evaluator.decide({ name: t.name, category: "pure" }).policy !== "deny");
     this.#serverTools = new Map(serverTools.map((t) => [t.name, t]));
-    this.#serverToolList = serverTools.map((t) => ({
-      name: t.name,
-      description: t.description,
-      parametersSchema: t.parametersSchema,
-      timeoutMs: 0,
-      category: "pure",
-    }));
+    this.#serverToolList = serverTools.map((t) => offeredAs(t, "pure"));
     this.#pendingSystemContext = options.pendingSystemContext;
+    this.#live = options.liveTools && new LiveToolSet(options.liveTools);
   }
 
   get pendingSystemContext(): string | undefined {
@@ -111,9 +108,10 @@ class SessionAgent implements Agent {
         systemContext,
       }),
       history: this.#history,
-      tools: () => mergeByName(turnTools ?? this.#tools, this.#serverToolList),
-      serverTools: this.#serverTools,
-      evaluator: this.#evaluator,
+      tools: () => this.#offered(turnTools ?? this.#tools),
+      serverTools: { get: (name) => this.#serverTools.get(name) ?? this.#liveTool(name, turnTools ?? this.#tools) },
+      ...(this.#live ? { refreshTools: (signal: AbortSignal) => this.#live!.refresh(signal) } : {}),
+      evaluator: this.#live?.evaluator(this.#evaluator) ?? this.#evaluator,
       ids: this.#ids,
       tokens: this.#tokens,
       results: turn.results,
@@ -132,6 +130,18 @@ class SessionAgent implements Agent {
       emit({ type: "turn_complete", messageId: input.messageId, usage: record.usage, stopReason: "error", record });
     });
     return channel;
+  }
+
+  /** Live tools first, then the client tools (which win a name), then the server tools (which win over both). */
+  #offered(clientTools: ClientTool[]): ClientTool[] {
+    const live = this.#live?.offered(clientTools) ?? [];
+    return mergeByName(live.length > 0 ? [...live, ...clientTools] : clientTools, this.#serverToolList);
+  }
+
+  /** A live tool runs on the server unless a client tool has its name. */
+  #liveTool(name: string, clientTools: readonly ClientTool[]): ServerTool | undefined {
+    const tool = this.#live?.get(name);
+    return tool !== undefined && !clientTools.some((t) => t.name === name) ? tool : undefined;
   }
 
   #endTurn(turn: RunningTurn): void {

@@ -33,8 +33,9 @@ export interface TurnDeps {
   ids: ToolCallIds;
   tokens: TokenCounter;
   results: PendingMap<ToolOutcome>;
-  /** Tools run by the server instead of the client, by name. */
-  serverTools: ReadonlyMap<string, ServerTool>;
+  /** Tools run by the server instead of the client, by name; `refreshTools` updates the live ones before each model call. */
+  serverTools: Pick<ReadonlyMap<string, ServerTool>, "get">;
+  refreshTools?: (signal: AbortSignal) => Promise<void>;
   approvals: PendingMap<PermissionAnswer>;
   signal: AbortSignal;
   emit: (event: AgentEvent) => void;
@@ -116,6 +117,7 @@ class TurnLoop {
   async #runAgain(observed: boolean): Promise<Step> {
     const deps = this.#deps;
     if (deps.signal.aborted) return { kind: "cancelled" };
+    await deps.refreshTools?.(deps.signal);
     const tools = deps.tools();
     if (deps.input.mode === "ooda_re_act" && !observed) {
       const observe = observationTools(tools);

@@ -14,7 +14,7 @@ export interface DispatchedCall {
 
 export interface DispatchDeps {
   results: PendingMap<ToolOutcome>;
-  serverTools: ReadonlyMap<string, ServerTool>;
+  serverTools: Pick<ReadonlyMap<string, ServerTool>, "get">;
   signal: AbortSignal;
   defaultTimeoutMs: number;
   /** Token budget of one result for the model (head+tail cut beyond it). */

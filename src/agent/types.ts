@@ -40,6 +40,16 @@ export interface ServerTool {
   description: string;
   parametersSchema: JsonObject;
   run(parameters: JsonObject, signal: AbortSignal): Promise<ToolOutcome>;
+  /** With no environment or configured rule matching it, a call needs approval (the allow-all defaults do not apply). */
+  needsRule?: boolean;
+}
+
+/**
+ * Server tools that change while a session lives (MCP servers' tools), asked for again before
+ * each model call. `refresh` never throws: a source that cannot list a server offers fewer tools.
+ */
+export interface LiveTools {
+  refresh(signal: AbortSignal): Promise<ServerTool[]>;
 }
 
 export interface TurnInput {
@@ -181,6 +191,8 @@ export interface AgentOptions {
   limits: AgentLimits;
   /** Tools the server runs (they replace client tools of the same name). */
   serverTools?: ServerTool[];
+  /** Server tools that may change between model calls; a client tool of the same name wins over them. */
+  liveTools?: LiveTools;
   /**
    * Receives the cause of every `agent_error` (and of failures after-turn compaction
    * swallowed), for logs: clients only get a generic message.

@@ -18,6 +18,7 @@ import { nodeIdentityOf } from "./node-identity.ts";
 import { createRateLimits } from "./rate-limit.ts";
 import { registerConsole, registerRestEdge, registerRestRoutes } from "./routes-setup.ts";
 import { registerRpc, registerRpcEdge } from "./rpc-setup.ts";
+import { createMcp } from "./mcp-setup.ts";
 import { createSessions } from "./sessions-setup.ts";
 import { startSessionRetention } from "./session-retention.ts";
 import { setUpStore } from "./store-setup.ts";
@@ -80,12 +81,26 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     const heartbeat = await startNodeHeartbeat(store, node, config, log, lifecycle);
     startSessionRetention(store, nodeId, config, log, lifecycle);
     metrics.observeBus(bus, nodeId);
-    const teams = await startTeams({ config, store, bus, models, agent, nodeId, heartbeat, log, lifecycle });
+    const mcp = createMcp(config, store, log, lifecycle);
+    const teams = await startTeams({ config, store, bus, models, agent, nodeId, heartbeat, mcp, log, lifecycle });
     const rateLimits = createRateLimits(config);
-    const sessions = createSessions({ config, store, persistence: overrides.persistence, node, models, agent, teams, rateLimits, metrics, log, lifecycle });
+    const sessions = createSessions({
+      config,
+      store,
+      persistence: overrides.persistence,
+      node,
+      models,
+      agent,
+      teams,
+      mcp,
+      rateLimits,
+      metrics,
+      log,
+      lifecycle,
+    });
     const { routing, relay } = wireCluster(bus, nodeId, sessions, metrics, log, lifecycle);
     await registerRestEdge(app, { config, authenticate, rateLimits, metrics });
-    await registerRpc({ config, http, sessions, teams, authenticator, authenticate, relay, metrics, lifecycle });
+    await registerRpc({ config, http, sessions, teams, mcp, authenticator, authenticate, relay, metrics, lifecycle });
     await registerRestRoutes(app, {
       nodeId,
       store,
@@ -95,6 +110,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       conversation: sessions.conversation,
       routing,
       teams,
+      mcp,
       authenticator,
       metrics,
       lifecycle,

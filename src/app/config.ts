@@ -1,7 +1,11 @@
 import { closest, distance } from "fastest-levenshtein";
+import { parseSecretKey } from "../mcp/index.ts";
 import { eventFormats } from "../rpc/index.ts";
+import { bytes, fail, int, list, oneOf, optDays, optStr, type Parser, postgresUrl, type Setting, setting, str } from "./config-parsers.ts";
 
-import { bytes, fail, int, list, oneOf, optDays, optStr, postgresUrl, type Setting, setting, str } from "./config-parsers.ts";
+/** 32 bytes as 64 hex characters or base64; the value never appears in a message. */
+const secretKey: Parser<string | undefined> = (raw, name) =>
+  raw === "" ? undefined : parseSecretKey(raw) !== undefined ? raw.trim() : fail(name, "expected 32 random bytes written as 64 hex characters or as base64");
 
 /**
  * Every setting of the server, in one table: the names are fixed (DESIGN.md), clients and
@@ -167,6 +171,9 @@ export const settings = {
     int(200, 3_600_000),
     "a node silent this long is gone: its sessions may be adopted (a dead process of this host is gone at once)",
   ),
+  secretKey: setting("ROZ_SECRET_KEY", undefined, secretKey, "32-byte key (64 hex characters or base64) sealing MCP server credentials at rest (AES-256-GCM)"),
+  mcpCallTimeoutMs: setting("ROZ_MCP_CALL_TIMEOUT_MS", 60_000, int(100, 3_600_000), "time limit of one MCP server request (a tool call, a tool listing)"),
+  mcpAllowPrivate: setting("ROZ_MCP_ALLOW_PRIVATE", "0", oneOf("0", "1"), "1: MCP server URLs may reach loopback, private and link-local addresses"),
 } as const;
 
 type Settings = typeof settings;

@@ -22,6 +22,7 @@ export const SHUTDOWN_ORDER = [
   "relay",
   "connections",
   "teams",
+  "mcp connections",
   "fastify",
   "bus",
   "store",

@@ -8,6 +8,7 @@ import { conversationRoutes } from "../../routes/conversation.ts";
 import { environmentRoutes } from "../../routes/environments.ts";
 import { healthRoutes } from "../../routes/health.ts";
 import { keyRoutes } from "../../routes/keys.ts";
+import { mcpServerRoutes } from "../../routes/mcp-servers.ts";
 import { metricsRoutes } from "../../routes/metrics.ts";
 import { openapiRoutes } from "../../routes/openapi.ts";
 import { sessionLabelRoutes } from "../../routes/session-labels.ts";
@@ -25,6 +26,7 @@ import type { Teams } from "../teams/index.ts";
 import { busReadiness } from "./bus-setup.ts";
 import type { Config } from "./config.ts";
 import type { Lifecycle } from "./lifecycle.ts";
+import type { Mcp } from "./mcp-setup.ts";
 import type { Metrics } from "./metrics.ts";
 import type { RateLimits } from "./rate-limit.ts";
 import { registerRestErrors } from "./rest-errors.ts";
@@ -79,6 +81,7 @@ export interface RestRoutesSetup {
   conversation: ConversationControl;
   routing: SessionRouting | undefined;
   teams: Teams;
+  mcp: Mcp;
   authenticator: Authenticator;
   metrics: Metrics;
   lifecycle: Lifecycle;
@@ -86,7 +89,7 @@ export interface RestRoutesSetup {
 
 /** Health and readiness, the OpenAPI document, the versioned REST API under /v1, and /metrics. Registered after the Connect plugin, which keeps its own JSON parser in its scope. */
 export async function registerRestRoutes(app: FastifyInstance, setup: RestRoutesSetup): Promise<void> {
-  const { nodeId, store, bus, models, registry, conversation, routing, teams, authenticator, metrics, lifecycle } = setup;
+  const { nodeId, store, bus, models, registry, conversation, routing, teams, mcp, authenticator, metrics, lifecycle } = setup;
   registerRestJsonParser(app);
   await app.register(healthRoutes, {
     readiness: async () => [
@@ -131,6 +134,7 @@ export async function registerRestRoutes(app: FastifyInstance, setup: RestRoutes
       await v1.register(conversationRoutes, { control, store, registry, waitingInputs });
       await v1.register(sessionLabelRoutes, { store });
       await v1.register(taskRoutes, { teams });
+      await v1.register(mcpServerRoutes, { servers: mcp.servers });
       await v1.register(keyRoutes, { store, onKeyCreated: () => authenticator.keysChanged(), onKeyRevoked: (keyId) => authenticator.keyRevoked(keyId) });
     },
     { prefix: "/v1" },

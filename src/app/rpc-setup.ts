@@ -3,8 +3,16 @@ import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import type { FastifyInstance } from "fastify";
 import type { Authenticator } from "../auth/index.ts";
-import { AgentService } from "../gen/roz/v1/agent_pb.js";
-import { AtCapRefusals, COMPRESS_MIN_BYTES, createAgentService, encodeGrpcMessagesOf, type RpcAuthenticator, screenToolLists } from "../rpc/index.ts";
+import { AgentService, McpServerService } from "../gen/roz/v1/agent_pb.js";
+import {
+  AtCapRefusals,
+  COMPRESS_MIN_BYTES,
+  createAgentService,
+  createMcpServerService,
+  encodeGrpcMessagesOf,
+  type RpcAuthenticator,
+  screenToolLists,
+} from "../rpc/index.ts";
 import { registerReflection } from "../rpc/reflection/index.ts";
 import type { SessionRelay } from "../cluster/index.ts";
 import { StreamSlots } from "../session/index.ts";
@@ -12,6 +20,7 @@ import type { Teams } from "../teams/index.ts";
 import type { Config } from "./config.ts";
 import type { HttpServer } from "./http-server.ts";
 import type { Lifecycle } from "./lifecycle.ts";
+import type { Mcp } from "./mcp-setup.ts";
 import type { Metrics } from "./metrics.ts";
 import { requestIdOf } from "./request-id.ts";
 import { rpcContextValues } from "./rpc-context.ts";
@@ -41,6 +50,7 @@ export interface RpcSetup {
   http: HttpServer;
   sessions: Sessions;
   teams: Teams;
+  mcp: Mcp;
   authenticator: Authenticator;
   authenticate: RpcAuthenticator;
   relay: SessionRelay | undefined;
@@ -49,10 +59,10 @@ export interface RpcSetup {
 }
 
 /**
- * Serves `roz.v1.AgentService` (gRPC, gRPC-Web and Connect) with reflection. A key at its
+ * Serves `roz.v1.AgentService` and `roz.v1.McpServerService` (gRPC, gRPC-Web and Connect) with reflection. A key at its
  * stream cap is refused from the stream's headers, before routing. Team watches end at shutdown.
  */
-export async function registerRpc({ config, http, sessions, teams, authenticator, authenticate, relay, metrics, lifecycle }: RpcSetup): Promise<void> {
+export async function registerRpc({ config, http, sessions, teams, mcp, authenticator, authenticate, relay, metrics, lifecycle }: RpcSetup): Promise<void> {
   const revocationsOf = (keyId: string): number => authenticator.revocationsOf(keyId);
   const streamSlots = new StreamSlots(config.maxStreamsPerKey);
   const atCapRefusals = new AtCapRefusals({
@@ -95,7 +105,8 @@ export async function registerRpc({ config, http, sessions, teams, authenticator
           ...(relay ? { relay, relocateWithinMs: config.nodeExpiryMs + 3 * config.nodeHeartbeatMs } : {}),
         }),
       );
-      registerReflection(router, [AgentService]);
+      router.service(McpServerService, createMcpServerService(mcp.servers, authenticate));
+      registerReflection(router, [AgentService, McpServerService]);
     },
     readMaxBytes: config.maxMessageBytes,
     // The session writer leaves messages of this size on to connect, which compresses them.

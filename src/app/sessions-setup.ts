@@ -20,6 +20,7 @@ import type { Lifecycle } from "./lifecycle.ts";
 import type { Metrics } from "./metrics.ts";
 import { type NodeIdentity, stopDeadLocalNodes } from "./node-identity.ts";
 import type { RateLimits } from "./rate-limit.ts";
+import { combineExtensions, type Mcp } from "./mcp-setup.ts";
 import { teamExtension } from "./team-wiring.ts";
 
 /** Kept responses a live session holds in memory at most (older ones are read from the store). */
@@ -45,6 +46,7 @@ export interface SessionsSetup {
   models: ModelCatalog;
   agent: AgentSettings;
   teams: Teams;
+  mcp: Mcp;
   rateLimits: RateLimits;
   metrics: Metrics;
   log: FastifyBaseLogger;
@@ -75,7 +77,7 @@ export function createSessions(setup: SessionsSetup): Sessions {
     metrics: metrics.session,
     allowSessionStart: (principal) => setup.rateLimits.allowSessionStart(principal),
     teamsDefault: config.teamsDefault === "on",
-    extend: teamExtension(setup.teams),
+    extend: combineExtensions(teamExtension(setup.teams), (link) => setup.mcp.extension(link)),
     startTimeoutMs: config.startTimeoutMs,
     encodeEvent: encodeResponse,
     memoryEvents: Math.max(1, Math.min(config.eventRetention, MEMORY_EVENTS)),

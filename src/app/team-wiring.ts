@@ -9,6 +9,7 @@ import { type ParentSession, Teams } from "../teams/index.ts";
 import type { AgentSettings } from "./agent-setup.ts";
 import type { Config } from "./config.ts";
 import type { Lifecycle } from "./lifecycle.ts";
+import type { Mcp } from "./mcp-setup.ts";
 import type { NodeHeartbeat } from "./node-heartbeat.ts";
 
 /** The teams layer's view of a live session, over the session layer's link. */
@@ -47,6 +48,7 @@ export interface TeamsSetup {
   agent: AgentSettings;
   nodeId: string;
   heartbeat: NodeHeartbeat;
+  mcp: Mcp;
   log: FastifyBaseLogger;
   lifecycle: Lifecycle;
 }
@@ -56,7 +58,7 @@ export interface TeamsSetup {
  * fail with timeout); from then on each heartbeat also ends the tasks of nodes that stopped
  * heart-beating. At shutdown every running task is cancelled.
  */
-export async function startTeams({ config, store, bus, models, agent, nodeId, heartbeat, log, lifecycle }: TeamsSetup): Promise<Teams> {
+export async function startTeams({ config, store, bus, models, agent, nodeId, heartbeat, mcp, log, lifecycle }: TeamsSetup): Promise<Teams> {
   const teams = new Teams({
     store,
     bus,
@@ -75,6 +77,7 @@ export async function startTeams({ config, store, bus, models, agent, nodeId, he
     nodeId,
     nodeExpiryMs: config.nodeExpiryMs,
     log,
+    liveTools: (tenantId, sessionId) => mcp.workerTools(tenantId, sessionId),
   });
   lifecycle.onClose("teams", () => teams.close());
   const recovered = await teams.recover(true);

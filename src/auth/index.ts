@@ -7,4 +7,4 @@ export { Authenticator, type AuthenticatorOptions, type AuthMode } from "./authe
 export { checkBindPolicy, type BindPolicyInput } from "./bind-policy.ts";
 export { issueKey, rotateIssuedKey, type IssuedKey } from "./issue-key.ts";
 export { principalOf, registerRestAuth, type RestAuthOptions } from "./rest-auth.ts";
-export { grantableScopes, requireScopesHeld, SCOPES, type Scope } from "./scopes.ts";
+export { ANY_SCOPE, grantableScopes, requireScopesHeld, SCOPES, type Scope } from "./scopes.ts";

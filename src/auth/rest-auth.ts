@@ -1,12 +1,12 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { RozError } from "../errors/index.ts";
 import type { Principal } from "../domain/index.ts";
-import type { Scope } from "./scopes.ts";
+import type { ANY_SCOPE, Scope } from "./scopes.ts";
 
 declare module "fastify" {
   interface FastifyContextConfig {
     /** The scope a REST route needs; routes without one (health, metrics, …) need no key. */
-    scope?: Scope;
+    scope?: Scope | typeof ANY_SCOPE;
   }
   interface FastifyRequest {
     /** Set by the auth hook on routes that declare `config.scope`. */

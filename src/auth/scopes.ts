@@ -4,9 +4,12 @@ import { RozError } from "../errors/index.ts";
  * The scopes a key can carry. `admin` implies every other scope. The list is part of the
  * API (keys are created with these names): only add to it.
  */
-export const SCOPES = ["sessions", "tasks", "environments", "keys", "admin"] as const;
+export const SCOPES = ["sessions", "tasks", "environments", "keys", "mcp", "admin"] as const;
 
 export type Scope = (typeof SCOPES)[number];
+
+/** What a request asks of a key: a scope, or `any` (any valid key of the tenant). */
+export const ANY_SCOPE = "any";
 
 /** Whatever carries scopes: a principal, a stored key. */
 interface Scoped {
@@ -20,7 +23,7 @@ function hasScope(who: Scoped, scope: string): boolean {
 
 /** Throws `permission_denied` naming the scope unless `who` holds it. */
 export function requireScope(who: Scoped, scope: string): void {
-  if (!hasScope(who, scope)) throw new RozError("permission_denied", `this key lacks the "${scope}" scope`);
+  if (scope !== ANY_SCOPE && !hasScope(who, scope)) throw new RozError("permission_denied", `this key lacks the "${scope}" scope`);
 }
 
 /**

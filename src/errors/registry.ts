@@ -49,6 +49,13 @@ export const reasons = {
   uri_too_long: { code: "invalid_argument", retryable: false, message: "the request URI or a path parameter is too long", http: 414 },
   headers_too_large: { code: "invalid_argument", retryable: false, message: "request headers are too large", http: 431 },
   request_timeout: { code: "deadline_exceeded", retryable: true, message: "the request headers did not arrive in time", http: 408 },
+  // MCP servers
+  secret_key_missing: { code: "failed_precondition", retryable: false, message: "credentials cannot be stored: the server has no ROZ_SECRET_KEY" },
+  mcp_oauth_unsupported: {
+    code: "failed_precondition",
+    retryable: false,
+    message: "OAuth for MCP servers is not supported yet: use bearer or a static header",
+  },
 } as const satisfies Record<string, ReasonEntry>;
 
 /** One registry entry: see `reasons`. */

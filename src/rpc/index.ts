@@ -1,4 +1,5 @@
 export { createAgentService } from "./agent-service.ts";
+export { createMcpServerService } from "./mcp-server-service.ts";
 export { AtCapRefusals, type CannedResponse } from "./at-cap-refusals.ts";
 export { toConnectError } from "./connect-errors.ts";
 export { conversationJson } from "./conversation-json.ts";

@@ -4,7 +4,7 @@ import type { ActivityState } from "../agent/index.ts";
 import type { SequencedEvent, SessionEvent } from "../session/index.ts";
 import { type SessionEventEnvelope, SessionEventEnvelopeSchema } from "../gen/roz/v1/agent_pb.js";
 import { EnvelopeIds } from "./envelope-ids.ts";
-import { u32 } from "./to-wire.ts";
+import { mcpDegradation, u32 } from "./to-wire.ts";
 
 type TypedEvent = Exclude<NonNullable<MessageInitShape<typeof SessionEventEnvelopeSchema>["typedEvent"]>, { case: undefined }>;
 type PayloadCase = NonNullable<SessionEventEnvelope["typedEvent"]["case"]>;
@@ -135,6 +135,8 @@ function payloadsOf(event: SessionEvent): TypedEvent[] | undefined {
       ];
     case "tool_finished":
       return [{ case: "toolCallFinished", value: { callId: event.toolCallId, toolName: event.toolName, resultSummary: event.result } }];
+    case "mcp_server_degraded":
+      return [{ case: "mcpServerDegraded", value: mcpDegradation(event) }];
     // Upstream has no input or rollback events: envelope streams get nothing for them.
     case "input_update":
     case "steered":

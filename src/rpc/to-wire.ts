@@ -14,6 +14,13 @@ import {
 
 export const u32 = (n: number): number => Math.max(0, Math.min(0xffffffff, Math.round(n)));
 
+/** The fields of `McpServerDegraded` (flat) and `McpServerDegradedPayload` (envelope): the same three. */
+export const mcpDegradation = (e: { serverName: string; failureCount: number; lastError: string }) => ({
+  serverName: e.serverName,
+  failureCount: u32(e.failureCount),
+  lastError: e.lastError,
+});
+
 export const usageToWire = (u: TokenUsage) =>
   create(TokenUsageSchema, {
     inputTokens: u32(u.inputTokens),
@@ -79,6 +86,8 @@ function responseOf(event: SessionEvent): ResponseCase {
       };
     case "team_started":
       return { case: "teamStarted", value: { $typeName: "roz.v1.TeamStarted", taskId: event.taskId } };
+    case "mcp_server_degraded":
+      return { case: "mcpServerDegraded", value: { $typeName: "roz.v1.McpServerDegraded", ...mcpDegradation(event) } };
     case "input_update":
       return inputUpdate(event);
     case "steered":

@@ -53,6 +53,7 @@ export function buildSession(deps: SessionDeps, registry: SessionRegistry, build
     ...(build.pendingSystemContext !== undefined ? { pendingSystemContext: build.pendingSystemContext } : {}),
     limits: deps.limits,
     ...(extension ? { serverTools: extension.serverTools } : {}),
+    ...(extension?.liveTools ? { liveTools: extension.liveTools } : {}),
     onAgentError: (err) => deps.log.error({ err, sessionId: id }, "agent error"),
   });
   session = new Session({

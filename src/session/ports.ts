@@ -2,7 +2,7 @@
  * What the session layer needs from the outside, as narrow interfaces. `src/app` wires
  * them to the store, the model catalog and the agent factory.
  */
-import type { Agent, AgentLimits, AgentOptions, ClientTool, PermissionRule, ServerTool, ToolOutcome, TurnRecord } from "../agent/index.ts";
+import type { Agent, AgentLimits, AgentOptions, ClientTool, LiveTools, PermissionRule, ServerTool, ToolOutcome, TurnRecord } from "../agent/index.ts";
 import type { Principal, StoredText } from "../domain/index.ts";
 import type { ModelCatalog } from "../models/index.ts";
 import type { StoredTurn, TurnOrigin } from "../store/index.ts";
@@ -138,6 +138,8 @@ export interface SessionLink {
 export interface SessionExtension {
   /** Server tools added to the session's agent. */
   serverTools: ServerTool[];
+  /** Server tools that change while the session lives (MCP servers'). */
+  liveTools?: LiveTools;
   /** The session ended (`reason` as given to `end`, e.g. the client's cancel reason). */
   ended(status: Exclude<SessionStatus, "active" | "detached">, reason: string): void;
 }

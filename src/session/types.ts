@@ -82,6 +82,8 @@ export type SessionEvent =
   | { type: "session_completed"; status: Exclude<SessionStatus, "active" | "detached">; reason: string; usage: TokenUsage; turns: number }
   /** The session's agent spawned its first worker: the client can watch the task. */
   | { type: "team_started"; taskId: string }
+  /** An MCP server whose tools the session was offered is degraded: its tools left the list (§12). */
+  | { type: "mcp_server_degraded"; serverName: string; failureCount: number; lastError: string }
   /** A worker's client-tool call, sent to the parent session's client. */
   | { type: "worker_tool_request"; workerId: string; toolCallId: string; toolName: string; parameters: JsonObject; timeoutMs: number };
 

@@ -39,10 +39,12 @@ import type {
   Worker,
   WorkerEnd,
 } from "./records.ts";
+import type { McpServerStore } from "./mcp-server-records.ts";
 import type { SessionFilter, SessionPatch } from "./session-queries.ts";
 
 export * from "./records.ts";
 export * from "./end-reason.ts";
+export * from "./mcp-server-records.ts";
 export * from "./session-queries.ts";
 
 export interface TenantStore {
@@ -288,7 +290,8 @@ export interface Store
     EventStore,
     TaskStore,
     NodeStore,
-    LeaseStore {
+    LeaseStore,
+    McpServerStore {
   /** `sqlite` or `postgres`. */
   readonly kind: "sqlite" | "postgres";
   /** Resolves when the database answers a trivial query (for `/readyz`); rejects otherwise. */

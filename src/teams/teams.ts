@@ -273,6 +273,7 @@ export class Teams {
           ...(run.environment.instructions ? { instructions: run.environment.instructions } : {}),
           ...(run.parent ? { parent: run.parent } : {}),
           serverTools: teamTools(host),
+          ...(this.#deps.liveTools ? { liveTools: this.#deps.liveTools(tenantId, run.parent?.sessionId) } : {}),
         },
         run.log,
         this.#deps,

@@ -1,5 +1,5 @@
 import { hostname } from "node:os";
-import type { Agent, AgentEvent, AgentMode, ClientTool, PermissionRule, ServerTool, TurnRecord } from "../agent/index.ts";
+import type { Agent, AgentEvent, AgentMode, ClientTool, LiveTools, PermissionRule, ServerTool, TurnRecord } from "../agent/index.ts";
 import type { ModelMessage, ResolvedModel, TokenUsage } from "../models/index.ts";
 import type { ParentSession, TeamsDeps } from "./ports.ts";
 import type { TaskLog } from "./task-log.ts";
@@ -21,6 +21,7 @@ export interface WorkerSpec {
   instructions?: string;
   parent?: ParentSession;
   serverTools: ServerTool[];
+  liveTools?: LiveTools;
 }
 
 const ZERO_USAGE: TokenUsage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreationTokens: 0 };
@@ -106,6 +107,7 @@ export class WorkerRun {
         permissions: spec.permissions,
         limits: deps.agentLimits,
         serverTools: spec.serverTools,
+        ...(spec.liveTools ? { liveTools: spec.liveTools } : {}),
         onAgentError: (err) => deps.log.error({ err, workerId: spec.id, taskId: spec.taskId }, "worker agent error"),
       });
       const running = agent;

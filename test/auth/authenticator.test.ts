@@ -130,7 +130,7 @@ describe("Authenticator over SQLite", () => {
     const auth = new Authenticator({ store, mode: "required", loopback: true, recheckMs: 5_000, now: () => now });
     const open = await auth.authenticate(null, "sessions");
     const tenant = await store.getTenantByName("default");
-    expect(open).toEqual({ tenantId: tenant!.id, scopes: ["sessions", "tasks", "environments", "keys", "admin"] });
+    expect(open).toEqual({ tenantId: tenant!.id, scopes: ["sessions", "tasks", "environments", "keys", "mcp", "admin"] });
     const acme = await store.ensureTenant("acme");
     const { secret } = await issueKey(store, { tenantId: acme.id, name: "k", scopes: ["sessions"] });
     // Within the recheck interval the cached answer stands; after it, the count closes the server.

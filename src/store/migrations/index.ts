@@ -7,6 +7,7 @@ import { steeredInputs } from "./007-steered-inputs.ts";
 import { orphanedSessions } from "./008-orphaned-sessions.ts";
 import { environmentTeams } from "./009-environment-teams.ts";
 import { findingSessions } from "./010-finding-sessions.ts";
+import { mcpServers } from "./011-mcp-servers.ts";
 import type { Migration } from "./migration.ts";
 
 export type { Migration } from "./migration.ts";
@@ -23,4 +24,5 @@ export const migrations: readonly Migration[] = [
   orphanedSessions,
   environmentTeams,
   findingSessions,
+  mcpServers,
 ];

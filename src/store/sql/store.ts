@@ -6,6 +6,7 @@ import { eventRepo } from "./events.ts";
 import { feedbackRepo } from "./feedback.ts";
 import { forkRepo } from "./forks.ts";
 import { keyRepo } from "./keys.ts";
+import { mcpServerRepo } from "./mcp-servers.ts";
 import { nodeRepo } from "./nodes.ts";
 import { sessionLabelRepo } from "./session-labels.ts";
 import { retentionRepo } from "./session-retention.ts";
@@ -49,6 +50,7 @@ export function createSqlStore(db: SqlDatabase, options: SqlStoreOptions = {}): 
     ...eventRepo(ctx),
     ...taskRepo(ctx),
     ...nodeRepo(ctx),
+    ...mcpServerRepo(ctx),
     async ping() {
       await db.get("SELECT 1 AS ok");
     },

@@ -1,0 +1,54 @@
+import type { AddressGuard } from "./address-guard.ts";
+import { McpConnection } from "./connection.ts";
+import { guardedFetch } from "./guarded-fetch.ts";
+
+/** A connection unused this long is closed. */
+const IDLE_MS = 300_000;
+
+/**
+ * This node's connections to MCP servers, one per registered server (a registration's id is
+ * per tenant), opened on first use and closed when idle, on delete or re-registration, and at
+ * shutdown. Every request goes through the address guard.
+ */
+export class McpConnections {
+  readonly #guard: AddressGuard;
+  readonly #open = new Map<string, McpConnection>();
+  readonly #sweeper: NodeJS.Timeout;
+  readonly #idleMs: number;
+
+  constructor(guard: AddressGuard, idleMs = IDLE_MS) {
+    this.#guard = guard;
+    this.#idleMs = idleMs;
+    this.#sweeper = setInterval(() => this.#closeIdle(), Math.max(1_000, idleMs / 4));
+    this.#sweeper.unref();
+  }
+
+  get(serverId: string, url: string, headers: Record<string, string>): McpConnection {
+    let connection = this.#open.get(serverId);
+    if (connection === undefined) {
+      connection = new McpConnection({ url, headers, fetch: guardedFetch(this.#guard) });
+      this.#open.set(serverId, connection);
+    }
+    return connection;
+  }
+
+  async drop(serverId: string): Promise<void> {
+    const connection = this.#open.get(serverId);
+    this.#open.delete(serverId);
+    await connection?.close();
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#sweeper);
+    const all = [...this.#open.values()];
+    this.#open.clear();
+    await Promise.all(all.map((c) => c.close()));
+  }
+
+  #closeIdle(): void {
+    const before = Date.now() - this.#idleMs;
+    for (const [id, connection] of this.#open) {
+      if (connection.lastUsed < before) void this.drop(id);
+    }
+  }
+}
