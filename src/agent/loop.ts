@@ -249,17 +249,12 @@ class TurnLoop {
 
   /** Adds the messages steered into the turn since the last call; true when there were any. */
   #joinSteers(): boolean {
-    const { input, model, emit } = this.#deps;
-    return this.#conversation.joinSteers(input, model.supportsImages, emit);
+    return this.#conversation.joinSteers(this.#deps.input, this.#deps.model.supportsImages, this.#deps.emit);
   }
 
   /** Runs before turn_complete, so that the record and the usage of the turn include it and the turn really is over when it is reported. */
-  async #compactAfterTurn(): Promise<void> {
-    try {
-      await this.#compact();
-    } catch (err) {
-      this.#deps.onAgentError(err);
-    }
+  #compactAfterTurn(): Promise<void> {
+    return this.#compact().catch((err: unknown) => this.#deps.onAgentError(err));
   }
 
   async #compact(): Promise<void> {
