@@ -39,6 +39,10 @@ describe("MCP tools in a session", () => {
     expect(echo.function.parameters.properties.text.type).toBe("string");
     expect(valuesOf(turn, "toolRequest")).toEqual([]);
     expect(valuesOf(turn, "activityUpdate").some((a) => a.detail === "mcp__trusted__echo")).toBe(true);
+    // Every client sees the call's result, as for any tool call.
+    expect(valuesOf(turn, "toolFinished").map((f) => [f.toolCallId, f.toolName, f.success, f.result])).toEqual([
+      ["c1", "mcp__trusted__echo", true, "echo: hi"],
+    ]);
     expect(toolMessages((await fx.request(1)).body).map((m) => m.content)).toEqual(["echo: hi"]);
     expect(mcp.calls.at(-1)).toEqual({ tool: "echo", args: { text: "hi" } });
     // The transcript keeps the call.
