@@ -5,7 +5,7 @@ import { usePoll } from "../components/use-poll.ts";
 import { NewKey } from "../components/new-key.tsx";
 import { ago } from "../format.ts";
 
-const SCOPES = ["sessions", "tasks", "environments", "keys", "admin"];
+const SCOPES = ["sessions", "tasks", "environments", "keys", "mcp", "admin"];
 
 function CreateKey({ onCreated }: { onCreated: (k: KeyJson) => void }) {
   const [name, setName] = useState("");
