@@ -174,7 +174,10 @@ describe("MCP tools in a session", () => {
           [{ text: "all done" }],
         ]),
       );
-    const { client } = await fx.start("grpc-js", { model: "scripted/default" });
+    // Team tools are opt-in: an environment that turns them on.
+    const env = await fx.rest("POST", "/v1/environments", { name: "mcp-teams", teams: { enabled: true } });
+    expect(env.status).toBe(201);
+    const { client } = await fx.start("grpc-js", { model: "scripted/default", environmentId: env.json.id });
     client.send(spawnCalling("mcp__trusted__echo", "from a worker"));
     const turn = await readTurn(client, 30_000);
     expect(turnCompleteOf(turn).stopReason).toBe("end_turn");
