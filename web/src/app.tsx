@@ -4,6 +4,7 @@ import { rest, type KeyJson } from "./api/rest.ts";
 import { agentClient } from "./api/rpc.ts";
 import { href, useRoute, type Route } from "./router.ts";
 import { EnvironmentsView } from "./views/environments.tsx";
+import { McpServersView } from "./views/mcp-servers.tsx";
 import { KeysView } from "./views/keys.tsx";
 import { NewSessionView } from "./views/new-session.tsx";
 import { SessionView } from "./views/session.tsx";
@@ -32,6 +33,7 @@ const nav: { route: Route["name"]; label: string; to: string }[] = [
   { route: "new", label: "New session", to: href.newSession },
   { route: "teams", label: "Teams", to: href.teams() },
   { route: "environments", label: "Environments", to: href.environments },
+  { route: "mcp", label: "MCP servers", to: href.mcp },
   { route: "keys", label: "Keys", to: href.keys },
   { route: "usage", label: "Usage", to: href.usage },
 ];
@@ -101,6 +103,7 @@ export function App() {
         {route.name === "new" && <NewSessionView client={client} />}
         {route.name === "teams" && <TeamsView key={route.taskId ?? ""} taskId={route.taskId} client={client} />}
         {route.name === "environments" && <EnvironmentsView />}
+        {route.name === "mcp" && <McpServersView />}
         {route.name === "keys" && <KeysView created={created} setCreated={setCreated} />}
         {route.name === "usage" && <UsageView />}
       </main>

@@ -7,6 +7,7 @@ export type Route =
   | { name: "new" }
   | { name: "teams"; taskId?: string }
   | { name: "environments" }
+  | { name: "mcp" }
   | { name: "keys" }
   | { name: "usage" };
 
@@ -21,6 +22,8 @@ export function parseRoute(hash: string): Route {
       return parts[1] ? { name: "teams", taskId: parts[1] } : { name: "teams" };
     case "environments":
       return { name: "environments" };
+    case "mcp":
+      return { name: "mcp" };
     case "keys":
       return { name: "keys" };
     case "usage":
@@ -36,6 +39,7 @@ export const href = {
   newSession: "#/new",
   teams: (taskId?: string) => (taskId ? `#/teams/${encodeURIComponent(taskId)}` : "#/teams"),
   environments: "#/environments",
+  mcp: "#/mcp",
   keys: "#/keys",
   usage: "#/usage",
 };
