@@ -16,8 +16,8 @@ beforeAll(async () => {
 afterEach(() => fx.reset());
 afterAll(() => fx?.close());
 
-/** A reply that streams for about two seconds: 60 deltas, 30 ms apart. */
-const slowText = { text: "slow ".repeat(60), chunkSize: 5, frameDelayMs: 30 };
+/** A reply that streams for about a second (40 deltas, 25 ms apart): the test's messages arrive while it runs. */
+const slowText = { text: "slow ".repeat(40), chunkSize: 5, frameDelayMs: 25 };
 
 const queue = (content: string, messageId: string) => rq.user(content, { messageId, delivery: InputDelivery.QUEUE });
 const steer = (content: string, messageId: string) => rq.user(content, { messageId, delivery: InputDelivery.STEER });
