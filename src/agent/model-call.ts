@@ -113,10 +113,20 @@ export function callModel(input: ModelCallInput): Promise<ModelCallResult> {
   });
 }
 
-/** The reported usage, or an estimate when the call was cut before any was reported. */
+/**
+ * What a cut call cost: what the provider reported before the cut (the prompt and its cache
+ * reads, from Anthropic's message_start), and an estimate of what it never reported (a prompt
+ * Chat Completions would have reported last; output streamed after its last usage event).
+ */
 function usageOfCut(input: ModelCallInput, result: ModelCallResult): TokenUsage {
-  const reported = result.usage.inputTokens + result.usage.outputTokens > 0;
-  return reported ? result.usage : estimateCutUsage(input, result);
+  const reported = result.usage;
+  const estimate = estimateCutUsage(input, result);
+  return {
+    inputTokens: reported.inputTokens > 0 ? reported.inputTokens : estimate.inputTokens,
+    outputTokens: Math.max(reported.outputTokens, estimate.outputTokens),
+    cacheReadTokens: reported.cacheReadTokens,
+    cacheCreationTokens: reported.cacheCreationTokens,
+  };
 }
 
 function collect(result: ModelCallResult, event: ModelEvent, onDelta: ModelCallInput["onDelta"]): void {

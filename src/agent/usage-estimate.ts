@@ -17,10 +17,10 @@ interface CutCallOutput {
 }
 
 /**
- * Usage of a model call that was cut short (cancel, failure) before the provider reported
- * any: the prompt was sent and the streamed output produced, so both are counted with the
- * tokenizer. Providers that report usage only in their last chunk (Chat Completions) would
- * otherwise make a cancelled turn look free. The messages go through the session's cached
+ * Usage of a model call that was cut short (cancel, failure), as the tokenizer counts it: the
+ * prompt was sent and the streamed output produced. The caller keeps what the provider did
+ * report and uses this for the rest: providers that report usage only in their last chunk
+ * (Chat Completions) would otherwise make a cancelled turn look free. The messages go through the session's cached
  * counter (`input.tokens`), which compaction filled before the call: no re-tokenizing.
  */
 export function estimateCutUsage(input: CutCallInput, result: CutCallOutput): TokenUsage {

@@ -31,9 +31,11 @@ export function backoffDelay(retry: number, options: Required<RetryOptions>, ran
 }
 
 /**
- * Runs `attempt` and re-runs it on retryable failures, but only while nothing has been
- * pushed into `sink` yet: once an event reached the caller a failure is thrown at once (a
- * replay would duplicate output). Waits honour `retry-after` (capped) or back off with jitter.
+ * Runs `attempt` and re-runs it on retryable failures, but only while no output has been
+ * pushed into `sink` yet: once output reached the caller a failure is thrown at once (a
+ * replay would duplicate it). `isOutput` says which events count (default: all); a usage
+ * report is none, and the usage of a failed attempt still reaches the caller (it was billed).
+ * Waits honour `retry-after` (capped) or back off with jitter.
  *
  * Guarantees: failures surface as `ModelError`; when `signal` aborts (during an attempt or
  * a wait) the call rejects with the abort reason instead, never a ModelError.
@@ -43,6 +45,7 @@ export async function retrying<T>(
   signal: AbortSignal,
   options: RetryOptions,
   sink: (event: T) => void,
+  isOutput: (event: T) => boolean = () => true,
 ): Promise<void> {
   const settings = { ...defaultRetryOptions, ...withoutUndefined(options) };
   for (let retry = 0; ; retry++) {
@@ -50,7 +53,7 @@ export async function retrying<T>(
     let started = false;
     try {
       await attempt((event) => {
-        started = true;
+        if (isOutput(event)) started = true;
         sink(event);
       });
       return;

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { AnthropicModel, type AnthropicModelOptions, type ModelMessage } from "../../src/models/index.ts";
 import { fakeSignature, startFakeAnthropic, type FakeAnthropic } from "../support/fake-anthropic/index.ts";
-import { collect, collectUntilError, finishOf, request, textOf, thinkingOf, toolCallsOf, user } from "./helpers.ts";
+import { collect, collectUntilError, finishOf, request, textOf, thinkingOf, toolCallsOf, usageOf, user } from "./helpers.ts";
 
 let fake: FakeAnthropic;
 beforeAll(async () => {
@@ -17,15 +17,15 @@ const model = (options: Partial<AnthropicModelOptions> = {}) =>
 const signatureOf = (events: Awaited<ReturnType<typeof collect>>) =>
   events.flatMap((e) => (e.type === "thinking_delta" && e.signature !== undefined ? [e.signature] : [])).at(-1);
 
-it("streams text deltas, sends the key and version headers, and ends with usage then end_turn", async () => {
+it("streams text deltas, sends the key and version headers, reports usage as the API does, and ends with end_turn", async () => {
   fake.plan({ text: "The quick brown fox jumps.", chunkSize: 5, usage: { input: 12, output: 7 } });
   const events = await collect(model(), request());
   expect(textOf(events)).toBe("The quick brown fox jumps.");
   expect(events.filter((e) => e.type === "text_delta").length).toBeGreaterThan(3);
-  expect(events.slice(-2)).toEqual([
-    { type: "usage", usage: { inputTokens: 12, outputTokens: 7, cacheReadTokens: 0, cacheCreationTokens: 0 } },
-    { type: "finish", reason: "end_turn" },
-  ]);
+  expect(events.at(-1)).toEqual({ type: "finish", reason: "end_turn" });
+  // message_start's prompt (and first output token) comes first, message_delta's output last.
+  expect(events[0]).toEqual({ type: "usage", usage: { inputTokens: 12, outputTokens: 1, cacheReadTokens: 0, cacheCreationTokens: 0 } });
+  expect(usageOf(events)).toEqual({ inputTokens: 12, outputTokens: 7, cacheReadTokens: 0, cacheCreationTokens: 0 });
   const recorded = fake.requests.at(-1)!;
   expect(recorded.path).toBe("/v1/messages");
   expect(recorded.headers["x-api-key"] ?? recorded.headers.authorization, JSON.stringify(recorded.headers)).toMatch(/sk-ant-test/);
@@ -128,7 +128,7 @@ it("cache_control on the last tool, the system and the last two user turns (four
   ];
   const tools = ["a", "b"].map((name) => ({ name, description: name, parameters: { type: "object" } }));
   const events = await collect(model(), request({ messages, tools, system: ["first", "second"] }));
-  expect(events.find((e) => e.type === "usage")).toEqual({
+  expect({ type: "usage", usage: usageOf(events) }).toEqual({
     type: "usage",
     usage: { inputTokens: 1000, outputTokens: 5, cacheReadTokens: 600, cacheCreationTokens: 300 },
   });
@@ -183,9 +183,7 @@ it("pause_turn: the paused content is sent back as the assistant's and the call 
   const events = await collect(model(), request());
   expect(textOf(events)).toBe("Searching done.");
   expect(events.filter((e) => e.type === "finish")).toEqual([{ type: "finish", reason: "end_turn" }]);
-  expect(events.filter((e) => e.type === "usage")).toEqual([
-    { type: "usage", usage: { inputTokens: 22, outputTokens: 5, cacheReadTokens: 0, cacheCreationTokens: 0 } },
-  ]);
+  expect(usageOf(events)).toEqual({ inputTokens: 22, outputTokens: 5, cacheReadTokens: 0, cacheCreationTokens: 0 });
   expect(fake.requests.length).toBe(before + 2);
   expect(fake.requests.at(-1)!.body.messages.at(-1)).toEqual({ role: "assistant", content: [{ type: "text", text: "Searching" }] });
 });
@@ -251,7 +249,9 @@ it("abort really aborts: the fake sees the request closed, the stream throws the
   const iterator = model()
     .stream(request({ signal: controller.signal }))
     [Symbol.asyncIterator]();
-  expect((await iterator.next()).value).toMatchObject({ type: "text_delta" });
+  let first = (await iterator.next()).value;
+  while (first?.type === "usage") first = (await iterator.next()).value;
+  expect(first).toMatchObject({ type: "text_delta" });
   const recorded = fake.requests.at(-1)!;
   controller.abort();
   await expect(iterator.next()).rejects.toMatchObject({ name: "AbortError" });

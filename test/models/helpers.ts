@@ -1,4 +1,4 @@
-import type { ModelAdapter, ModelEvent, ModelMessage, ModelRequest } from "../../src/models/index.ts";
+import { addUsage, emptyUsage, type ModelAdapter, type ModelEvent, type ModelMessage, type ModelRequest } from "../../src/models/index.ts";
 
 /** A request with sensible defaults; `signal` defaults to one that never aborts. */
 export function request(overrides: Partial<ModelRequest> = {}): ModelRequest {
@@ -35,4 +35,6 @@ export async function collectUntilError(adapter: ModelAdapter, req: ModelRequest
 export const textOf = (events: ModelEvent[]) => events.flatMap((e) => (e.type === "text_delta" ? [e.text] : [])).join("");
 export const thinkingOf = (events: ModelEvent[]) => events.flatMap((e) => (e.type === "thinking_delta" ? [e.text] : [])).join("");
 export const toolCallsOf = (events: ModelEvent[]) => events.filter((e) => e.type === "tool_call");
+/** The usage of every `usage` event, added up (an adapter may report it in parts as the provider does). */
+export const usageOf = (events: ModelEvent[]) => events.reduce((sum, e) => (e.type === "usage" ? addUsage(sum, e.usage) : sum), emptyUsage());
 export const finishOf = (events: ModelEvent[]) => (events.at(-1)?.type === "finish" ? (events.at(-1) as { reason: string }).reason : undefined);

@@ -88,3 +88,17 @@ it("529 overloaded before any output is retried; cache tokens reach turn_complet
   });
   expect(fx.requests()).toHaveLength(2);
 });
+
+it("a turn cancelled mid-stream counts the prompt and cache reads message_start reported, not an estimate (grpc-js)", async () => {
+  const { client } = await fx.start("grpc-js");
+  fx.fake.plan({ text: "slow ".repeat(200), chunkSize: 5, frameDelayMs: 30, usage: { input: 6789, output: 400, cached: 1234 } });
+  client.send(rq.user("write at length"));
+  await nextOf(client, "textDelta");
+  client.send(rq.cancelTurn());
+  const done = turnCompleteOf(await readTurn(client));
+  expect(done.stopReason).toBe("cancelled");
+  // message_start said 5,555 uncached + 1,234 cache-read prompt tokens; the output streamed so far is estimated.
+  expect(done.usage).toMatchObject({ inputTokens: 6789, cacheReadTokens: 1234, cacheCreationTokens: 0 });
+  expect(done.usage!.outputTokens).toBeGreaterThan(0);
+  expect(done.usage!.outputTokens).toBeLessThan(400);
+});

@@ -3,7 +3,7 @@ import { defaultIdleTimeoutMs } from "../openai-client.ts";
 import { streamOf } from "../push.ts";
 import { retrying, type RetryOptions } from "../retry.ts";
 import { openSse } from "../sse.ts";
-import { addUsage, emptyUsage, type FinishReason, type ModelAdapter, type ModelEvent, type ModelEventSink, type ModelRequest } from "../types.ts";
+import type { FinishReason, ModelAdapter, ModelEvent, ModelEventSink, ModelRequest } from "../types.ts";
 import { thinkingSignature, toAnthropicRequest, type AnthropicConvertOptions } from "./convert.ts";
 import { type MessageEnd, MessageEventReader } from "./stream.ts";
 
@@ -82,13 +82,19 @@ export class AnthropicModel implements ModelAdapter {
   /** See `ModelAdapter.streamTo`. */
   async streamTo(request: ModelRequest, sink: ModelEventSink): Promise<void> {
     let content: Anthropic.ContentBlockParam[] = [];
-    let usage = emptyUsage();
     for (let round = 0; ; round++) {
       const outcome: { end?: MessageEnd } = {};
       const continuation = content;
-      await retrying((into) => this.#attempt(request, continuation, outcome, into), request.signal, this.#retry, sink);
+      // Usage goes out as the provider reports it (also before a cut); it is not output, so a
+      // failure after message_start may still be retried.
+      await retrying(
+        (into) => this.#attempt(request, continuation, outcome, into),
+        request.signal,
+        this.#retry,
+        sink,
+        (e) => e.type !== "usage",
+      );
       const end = outcome.end!;
-      usage = addUsage(usage, end.usage);
       content = [...content, ...end.content];
       if (end.stopReason === "pause_turn" && round < maxContinuations) continue;
       const signature = thinkingSignature(
@@ -97,7 +103,6 @@ export class AnthropicModel implements ModelAdapter {
         ),
       );
       if (signature !== undefined) sink({ type: "thinking_delta", text: "", signature });
-      sink({ type: "usage", usage });
       sink({
         type: "finish",
         reason: finishReason(

@@ -19,7 +19,6 @@ export interface MessageEnd {
   stopReason: string;
   /** The assistant content as the API wants it back (thinking with signatures, text, tool uses). */
   content: Anthropic.ContentBlockParam[];
-  usage: TokenUsage;
 }
 
 type Pending =
@@ -40,6 +39,8 @@ export class MessageEventReader {
   readonly #blocks: Pending[] = [];
   #thinkingBlocks = 0;
   #usage: Partial<Anthropic.MessageDeltaUsage> = {};
+  /** What `#reportUsage` pushed so far. */
+  #reported: TokenUsage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreationTokens: 0 };
   #stopReason: string | null = null;
   #stopped = false;
 
@@ -52,6 +53,7 @@ export class MessageEventReader {
     switch (event.type) {
       case "message_start":
         this.#usage = { ...event.message.usage };
+        this.#reportUsage(sink);
         break;
       case "content_block_start": {
         const block = event.content_block;
@@ -92,6 +94,7 @@ export class MessageEventReader {
       }
       case "message_delta":
         this.#usage = { ...this.#usage, ...withoutNull(event.usage) };
+        this.#reportUsage(sink);
         if (event.delta.stop_reason) this.#stopReason = event.delta.stop_reason;
         break;
       case "message_stop":
@@ -102,12 +105,30 @@ export class MessageEventReader {
     }
   }
 
+  /**
+   * Pushes what the provider's counts (cumulative, from `message_start` then each
+   * `message_delta`) added since the last report: a call cut later still counts what was
+   * reported before the cut, and the reports add up to the message's usage.
+   */
+  #reportUsage(sink: ModelEventSink): void {
+    const now = toUsage(this.#usage);
+    const was = this.#reported;
+    const added: TokenUsage = {
+      inputTokens: Math.max(0, now.inputTokens - was.inputTokens),
+      outputTokens: Math.max(0, now.outputTokens - was.outputTokens),
+      cacheReadTokens: Math.max(0, now.cacheReadTokens - was.cacheReadTokens),
+      cacheCreationTokens: Math.max(0, now.cacheCreationTokens - was.cacheCreationTokens),
+    };
+    this.#reported = now;
+    if (added.inputTokens + added.outputTokens + added.cacheReadTokens + added.cacheCreationTokens > 0) sink({ type: "usage", usage: added });
+  }
+
   end(): MessageEnd {
     const stopReason = this.#stopReason;
     if (!this.#stopped || stopReason === null) {
       throw new ModelError("the model stream ended before the response was complete", { retryable: true });
     }
-    return { stopReason, content: this.#blocks.flatMap(toParam), usage: toUsage(this.#usage) };
+    return { stopReason, content: this.#blocks.flatMap(toParam) };
   }
 }
 
