@@ -3,6 +3,7 @@
 // signature): extended thinking across a tool round trip, thinking from
 // StartSession.history, refusal, pause_turn, 529 retries, cache token accounting.
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { InputDelivery } from "../../src/gen/roz/v1/agent_pb.js";
 import { fakeSignature } from "../support/fake-anthropic/index.ts";
 import { nextOf, readTurn, rq, textOf, tool, turnCompleteOf, valuesOf } from "../support/session-protocol.ts";
 import { type SessionFixture, startSessionFixture } from "./fixture.ts";
@@ -101,4 +102,23 @@ it("a turn cancelled mid-stream counts the prompt and cache reads message_start 
   expect(done.usage).toMatchObject({ inputTokens: 6789, cacheReadTokens: 1234, cacheCreationTokens: 0 });
   expect(done.usage!.outputTokens).toBeGreaterThan(0);
   expect(done.usage!.outputTokens).toBeLessThan(400);
+});
+
+it("a steer with a tool call in flight reaches the Messages API after the tool result, in the same turn (connect)", async () => {
+  const { client } = await fx.start("connect", { tools: [tool("read_file")] });
+  // With extended thinking on (this file's server), the signed thinking goes back too.
+  fx.fake.plan({ reasoning: "Read it first.", toolCalls: [{ id: "call_r", name: "read_file", arguments: {} }] }, { text: "Both done." });
+  client.send(rq.user("read it", { messageId: "t1" }));
+  const request = await nextOf(client, "toolRequest");
+  client.send(rq.user("and the other one", { messageId: "s1", delivery: InputDelivery.STEER }));
+  client.send(rq.toolResult(request.toolCallId, "file body"));
+  const turn = await readTurn(client);
+  expect(valuesOf(turn, "error")).toEqual([]);
+  expect(valuesOf(turn, "turnComplete").map((t) => [t.messageId, t.stopReason])).toEqual([["t1", "end_turn"]]);
+  expect(valuesOf(turn, "inputUpdate").map((u) => [u.messageId, u.turnMessageId])).toEqual([["s1", "t1"]]);
+  // One user message: the tool result block, then the steered text (roles keep alternating).
+  const last = raw(0).body.messages.at(-1);
+  expect(last.role).toBe("user");
+  expect(last.content.map((b: { type: string }) => b.type)).toEqual(["tool_result", "text"]);
+  expect(last.content[1].text).toBe("and the other one");
 });

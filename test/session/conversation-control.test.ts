@@ -7,7 +7,6 @@ import type { SessionClient } from "../support/session-client.ts";
 import { barrier, nextOf, nextWhere, readTurn, rq, textOf, tool, turnCompleteOf, valuesOf } from "../support/session-protocol.ts";
 import { messagesOf } from "./chat-body.ts";
 import { type SessionFixture, startSessionFixture } from "./fixture.ts";
-import { testProvider } from "./provider-body.ts";
 
 let fx: SessionFixture;
 beforeAll(async () => {
@@ -246,8 +245,7 @@ describe.each(["grpc-js", "connect"] as const)("conversation control (%s)", (kin
   });
 });
 
-// Once: the anthropic project runs this file again for the Messages API above.
-describe.skipIf(testProvider() === "anthropic")("STEER over the OpenAI Responses API", () => {
+describe("STEER over the OpenAI Responses API", () => {
   let responses: SessionFixture;
   beforeAll(async () => {
     responses = await startSessionFixture({ provider: "openai", env: { ROZ_OPENAI_API: "responses" } });

@@ -130,7 +130,6 @@ export const tiers: readonly Tier[] = [
 /** The session suites of spec §1–§4 that run again on provider `anthropic`, with the fast tier. */
 export const onEveryProvider = [
   "test/session/cancel.test.ts",
-  "test/session/conversation-control.test.ts",
   "test/session/deltas.test.ts",
   "test/session/lifecycle.test.ts",
   "test/session/permissions.test.ts",

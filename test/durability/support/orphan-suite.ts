@@ -21,7 +21,7 @@ import { SuiteProcesses } from "./suite-processes.ts";
 
 /** Long enough that only a dead-at-once rule can explain an adoption within a few seconds. */
 const EXPIRY_MS = 20_000;
-const GRACE_MS = 6_000;
+const GRACE_MS = 3_000;
 
 export function defineOrphanSuite(name: string, makeBackend: () => Promise<DurabilityBackend>): void {
   describe(`sessions nobody runs: ${name}`, () => {
