@@ -28,21 +28,15 @@ import type {
   SessionEvent,
   SessionStatusChange,
   StoredTurn,
-  Task,
   TurnOrigin,
-  TaskFilter,
-  TaskStatus,
-  TeamEventRow,
   Tenant,
-  NewTask,
-  NewWorker,
-  Worker,
-  WorkerEnd,
 } from "./records.ts";
 import type { McpServerStore } from "./mcp-server-records.ts";
+import type { TaskStore } from "./task-records.ts";
 import type { SessionFilter, SessionPatch } from "./session-queries.ts";
 
 export * from "./records.ts";
+export * from "./task-records.ts";
 export * from "./end-reason.ts";
 export * from "./mcp-server-records.ts";
 export * from "./session-queries.ts";
@@ -242,40 +236,6 @@ export interface EventStore {
    * periodically; the store starts no timers.
    */
   pruneEvents(now?: number): Promise<number>;
-}
-
-export interface TaskStore {
-  /** A duplicate `id` throws `conflict`. */
-  createTask(tenantId: string, input: NewTask): Promise<Task>;
-  getTask(tenantId: string, id: string): Promise<Task | undefined>;
-  listTasks(tenantId: string, filter?: TaskFilter): Promise<Page<Task>>;
-  /** Adds a worker numbered after the task's last one; undefined when the task is unknown. */
-  addWorker(tenantId: string, taskId: string, input: NewWorker): Promise<Worker | undefined>;
-  /** The task's workers in spawn order; undefined when the task is unknown. */
-  listWorkers(tenantId: string, taskId: string): Promise<Worker[] | undefined>;
-  /**
-   * Ends a running worker and adds its usage to the task's, in one transaction; false when the
-   * worker is unknown, another task's, or already ended (so usage is counted once).
-   */
-  endWorker(tenantId: string, taskId: string, workerId: string, end: WorkerEnd): Promise<boolean>;
-  /**
-   * Appends team events atomically and records the highest seq as the task's `lastSeq`; false
-   * when the task is unknown; a repeated seq throws `conflict` and stores nothing.
-   */
-  appendTeamEvents(tenantId: string, taskId: string, events: readonly { seq: number; payload: Uint8Array; createdAt: number }[]): Promise<boolean>;
-  /** Events with seq > `afterSeq`, ascending, at most `limit` (default 1000); undefined when the task is unknown. */
-  readTeamEvents(tenantId: string, taskId: string, range?: { afterSeq?: number; limit?: number }): Promise<TeamEventRow[] | undefined>;
-  /** Ends a running task with `status`; undefined when unknown or not running. */
-  endTask(tenantId: string, taskId: string, status: Exclude<TaskStatus, "running">): Promise<Task | undefined>;
-  /** Running tasks of every tenant owned by `nodeId` (all running ones when absent): the startup check. */
-  runningTasks(nodeId?: string): Promise<Task[]>;
-  /** Running tasks whose node is unknown or has not heart-beaten since `aliveSince` (or stopped). */
-  orphanedTasks(aliveSince: number): Promise<Task[]>;
-  /**
-   * Takes a running task over from `fromNode` (compare-and-set on its node, as for sessions),
-   * so that exactly one node closes an orphaned task. False when another node was first.
-   */
-  claimTask(tenantId: string, taskId: string, change: { fromNode: string | undefined; toNode: string }): Promise<boolean>;
 }
 
 /** Everything the server keeps. Safe for concurrent use by many async callers. */
