@@ -6,6 +6,7 @@ export { AddressGuard, type Lookup } from "./address-guard.ts";
 export { McpConnections } from "./connections.ts";
 export type { McpAuth } from "./credentials.ts";
 export { guardedFetch } from "./guarded-fetch.ts";
+export { type Fetch, type PinnedFetch, pinnedFetch } from "./pinned-fetch.ts";
 export { DEGRADE_AFTER, McpHealth } from "./health.ts";
 export { McpServers, type McpServersDeps } from "./mcp-servers.ts";
 export { parseSecretKey, SecretBox } from "./secret-box.ts";

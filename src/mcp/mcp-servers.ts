@@ -159,7 +159,7 @@ export class McpServers {
 
   async #connectionOf(server: McpServerRecord): Promise<McpConnection> {
     const headers = headersOf(server.authKind, server.sealedCredentials, ownerOf(server.tenantId, server.name), this.#deps.box);
-    return this.#deps.connections.get(server.id, server.url, headers);
+    return this.#deps.connections.get(server.id, () => ({ url: server.url, headers }));
   }
 
   async #record(tenantId: string, name: string): Promise<McpServerRecord> {
