@@ -85,7 +85,11 @@ export class AddressGuard {
     } catch (err) {
       throw new RozError("invalid_argument", `MCP server host ${host} does not resolve`, { cause: err });
     }
-    if (!this.#allowPrivate) this.#refuseForbidden(host, found.map((a) => a.address));
+    if (!this.#allowPrivate)
+      this.#refuseForbidden(
+        host,
+        found.map((a) => a.address),
+      );
     return found;
   }
 

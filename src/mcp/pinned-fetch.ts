@@ -41,7 +41,9 @@ function pinnedLookup(guard: AddressGuard): LookupFunction {
 
 /** The body decoded as fetch does it (gzip, deflate, br); `undefined` when not encoded. */
 function decoded(res: http.IncomingMessage): Readable | undefined {
-  const encoding = String(res.headers["content-encoding"] ?? "").trim().toLowerCase();
+  const encoding = String(res.headers["content-encoding"] ?? "")
+    .trim()
+    .toLowerCase();
   const decoder =
     encoding === "gzip" || encoding === "x-gzip"
       ? zlib.createGunzip()
