@@ -53,11 +53,14 @@ export interface McpOAuthDeps {
 const hashOf = (state: string): string => createHash("sha256").update(state).digest("hex");
 const pendingOwner = (approvalId: string): string => `mcp-oauth-pending/${approvalId}`;
 
-/** An OAuth failure as the client sees it: the SDK's message only (its cause could carry a response body). */
+/**
+ * An OAuth failure as the client sees it: the first clause of the SDK's message, without the
+ * response body it may quote (nor the cause, which goes nowhere).
+ */
 function failed(err: unknown, what: string): RozError {
   if (err instanceof RozError) return err;
-  const message = err instanceof Error ? err.message : String(err);
-  return new RozError("mcp_oauth_failed", `${what}: ${message.slice(0, 300)}`);
+  const message = (err instanceof Error ? err.message : String(err)).split(/\n|\. Raw body:|: \[/)[0] ?? "";
+  return new RozError("mcp_oauth_failed", `${what}: ${message.slice(0, 200)}`);
 }
 
 /**

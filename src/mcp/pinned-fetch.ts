@@ -2,7 +2,7 @@ import http from "node:http";
 import https from "node:https";
 import type { LookupFunction } from "node:net";
 import { Readable } from "node:stream";
-import zlib from "node:zlib";
+import { decoded, decoderFor, responseHeaders } from "../models/index.ts";
 import type { AddressGuard } from "./address-guard.ts";
 
 /** The `fetch` shape the MCP SDK takes. */
@@ -39,45 +39,20 @@ function pinnedLookup(guard: AddressGuard): LookupFunction {
   };
 }
 
-/** The body decoded as fetch does it (gzip, deflate, br); `undefined` when not encoded. */
-function decoded(res: http.IncomingMessage): Readable | undefined {
-  const encoding = String(res.headers["content-encoding"] ?? "")
-    .trim()
-    .toLowerCase();
-  const decoder =
-    encoding === "gzip" || encoding === "x-gzip"
-      ? zlib.createGunzip()
-      : encoding === "deflate"
-        ? zlib.createInflate()
-        : encoding === "br"
-          ? zlib.createBrotliDecompress()
-          : undefined;
-  if (decoder === undefined) return undefined;
-  res.on("error", (err) => decoder.destroy(err));
-  return res.pipe(decoder);
-}
-
 function responseOf(res: http.IncomingMessage, method: string): Response {
   const status = res.statusCode ?? 0;
   if (status < 200 || status > 599) {
     res.destroy();
     throw new Error(`HTTP status ${status} is not a response`);
   }
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(res.headers)) {
-    for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value]) headers.append(name, v);
-  }
-  const init = { status, statusText: res.statusMessage ?? "", headers };
+  const statusText = res.statusMessage ?? "";
   if (method === "HEAD" || NULL_BODY.has(status)) {
     res.resume();
-    return new Response(null, init);
+    return new Response(null, { status, statusText, headers: responseHeaders(res, false) });
   }
-  const body = decoded(res);
-  if (body !== undefined) {
-    headers.delete("content-encoding");
-    headers.delete("content-length");
-  }
-  return new Response(Readable.toWeb(body ?? res) as ReadableStream<Uint8Array>, init);
+  const decoder = decoderFor(res);
+  const body = Readable.toWeb(decoded(res, decoder)) as ReadableStream<Uint8Array>;
+  return new Response(body, { status, statusText, headers: responseHeaders(res, decoder !== undefined) });
 }
 
 /**
