@@ -92,6 +92,7 @@ describe("OAuth MCP servers", () => {
     before.client.send(rq.user("tools?"));
     await readTurn(before.client);
     expect(offered((await fx.request(0)).body).filter((n) => n.startsWith("mcp__secure__"))).toEqual([]);
+    expect((await rest("GET", "/v1/mcp-servers/secure")).json).toMatchObject({ health_status: "oauth_pending", failure_count: 0 });
 
     const callback = await browse(pending.authorization_url);
     expect(callback).toMatchObject({ status: 200, json: { authorized: true, name: "secure" } });
