@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { McpAuthKind, McpHealthStatus, McpServerService, McpTransport } from "../../src/gen/roz/v1/agent_pb.js";
 import { startMcpServer, type TestMcpServer } from "../support/mcp-server.ts";
 import type { TestServer } from "../support/server.ts";
-import { client, grpcTransport, makeKey, startAuthServer, type TestKey } from "../rest/support.ts";
+import { client, grpcTransport, makeKey, startAuthServer, startSession, type TestKey } from "../rest/support.ts";
 
 const TOKEN = "tok-very-secret-123";
 const HEADER_VALUE = "hdr-very-secret-456";
@@ -158,6 +158,23 @@ describe("REST /v1/mcp-servers", () => {
     expect((await rest(other).post("/v1/mcp-servers", { name: "mine", url: mcp.url })).status).toBe(201);
     expect((await rest(other).delete("/v1/mcp-servers/mine")).json).toEqual({ deleted: true });
     expect((await api.get("/v1/mcp-servers/mine")).status).toBe(200);
+  });
+
+  it("a session is offered its own tenant's servers only: another tenant's tool is unknown to it", async () => {
+    expect((await rest(admin).post("/v1/mcp-servers", { name: "iso", url: mcp.url })).status).toBe(201);
+    const before = mcp.calls.length;
+    const script = { responses: [[{ tool_call: { name: "mcp__iso__echo", arguments: { text: "leak?" } } }], [{ text: "done" }]] };
+    const { session } = await startSession(server.url, other.secret, { model: "scripted/default" });
+    session.send({ request: { case: "userMessage", value: { content: `script: ${JSON.stringify(script)}` } } });
+    const denied: { toolName: string; reason: string }[] = [];
+    for (let r = await session.next(); r.response.case !== "turnComplete"; r = await session.next()) {
+      if (r.response.case === "toolDenied") denied.push(r.response.value);
+    }
+    expect(denied).toEqual([expect.objectContaining({ toolName: "mcp__iso__echo", reason: "unknown_tool" })]);
+    expect(mcp.calls.length).toBe(before);
+    session.end();
+    await session.done;
+    await rest(admin).delete("/v1/mcp-servers/iso");
   });
 
   it("no answer ever carried a credential", () => {
