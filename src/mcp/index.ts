@@ -10,6 +10,7 @@ export { type Fetch, type PinnedFetch, pinnedFetch } from "./pinned-fetch.ts";
 export { DEGRADE_AFTER, McpHealth } from "./health.ts";
 export { McpServers, type McpServersDeps } from "./mcp-servers.ts";
 export { McpOAuth, OAUTH_CALLBACK_PATH, type OAuthCallback, type OAuthPending } from "./oauth-approvals.ts";
+export { type GrantKeeper, OAuthClient, type OAuthGrant, REAUTHORIZE } from "./oauth-client.ts";
 export { parseSecretKey, SecretBox } from "./secret-box.ts";
 export { SessionMcpTools, type SessionMcpLink, toolPrefix } from "./session-tools.ts";
 export type { McpDegradation, McpRegistered, McpRegistration, McpServerView } from "./types.ts";

@@ -145,16 +145,27 @@ export class OAuthClient implements OAuthClientProvider {
     return this.#grant.discovery;
   }
 
-  /** The server refused what we hold: another node may have a newer token; otherwise drop it. */
+  /**
+   * The authorization server refused what we hold. A connection's tokens are not dropped but
+   * replaced by the newest we know, here or in the store: a refresh racing another (on this
+   * node or another) may have rotated them, and a connection left without tokens could never
+   * recover. Tokens truly revoked then fail again, with the server's error.
+   */
   async invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): Promise<void> {
     if (scope === "verifier") this.#verifier = undefined;
     if (scope === "discovery" || scope === "all") this.#grant = { ...this.#grant, discovery: undefined };
     if (scope === "client" || scope === "all") this.#grant = { ...this.#grant, client: undefined };
-    if (scope === "tokens" || scope === "all") {
-      const stored = await this.#keeper?.load().catch(() => undefined);
-      const newer = stored?.tokens !== undefined && stored.tokens.access_token !== this.#grant.tokens?.access_token;
-      this.#grant = newer ? stored : { ...this.#grant, tokens: undefined, obtainedAt: undefined };
-    }
+    if (scope !== "tokens" && scope !== "all") return;
+    if (this.#keeper === undefined) this.#grant = { ...this.#grant, tokens: undefined, obtainedAt: undefined };
+    else await this.#adoptNewer().catch(() => false);
+  }
+
+  /** Takes the stored tokens when they are newer than ours (another refresh saved them). */
+  async #adoptNewer(): Promise<boolean> {
+    const stored = await this.#keeper?.load();
+    if (stored?.tokens === undefined || (stored.obtainedAt ?? 0) <= (this.#grant.obtainedAt ?? 0)) return false;
+    this.#grant = { ...this.#grant, tokens: stored.tokens, obtainedAt: stored.obtainedAt };
+    return true;
   }
 
   #expiring(): boolean {
@@ -165,11 +176,7 @@ export class OAuthClient implements OAuthClientProvider {
   }
 
   async #refresh(): Promise<void> {
-    const stored = await this.#keeper?.load();
-    if (stored?.tokens !== undefined && stored.tokens.access_token !== this.#grant.tokens?.access_token) {
-      this.#grant = stored;
-      if (!this.#expiring()) return;
-    }
+    if ((await this.#adoptNewer()) && !this.#expiring()) return;
     const { client, discovery, tokens } = this.#grant;
     if (client === undefined || discovery === undefined || tokens?.refresh_token === undefined) return;
     const resource = discovery.resourceMetadata?.resource;
