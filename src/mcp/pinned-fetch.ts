@@ -2,7 +2,7 @@ import http from "node:http";
 import https from "node:https";
 import type { LookupFunction } from "node:net";
 import { Readable } from "node:stream";
-import { decoded, decoderFor, responseHeaders } from "../models/index.ts";
+import { decoded, decoderFor, keepAliveAgentOptions, responseHeaders } from "../models/index.ts";
 import type { AddressGuard } from "./address-guard.ts";
 
 /** The `fetch` shape the MCP SDK takes. */
@@ -63,7 +63,8 @@ function responseOf(res: http.IncomingMessage, method: string): Response {
  */
 export function pinnedFetch(guard: AddressGuard): PinnedFetch {
   const lookup = pinnedLookup(guard);
-  const agents = { "http:": new http.Agent({ keepAlive: true, lookup }), "https:": new https.Agent({ keepAlive: true, lookup }) };
+  // Pooled as the providers' fetch pools (idle sockets closed before the server's keep-alive ends).
+  const agents = { "http:": new http.Agent({ ...keepAliveAgentOptions, lookup }), "https:": new https.Agent({ ...keepAliveAgentOptions, lookup }) };
   const fetch: Fetch = async (input, init = {}) => {
     const url = new URL(String(input));
     if (url.protocol !== "http:" && url.protocol !== "https:") throw new TypeError(`cannot fetch ${url.protocol} URLs`);

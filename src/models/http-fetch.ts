@@ -21,10 +21,10 @@ import * as zlib from "node:zlib";
 // An idle pooled socket is closed after 4 s, or sooner when the server's `Keep-Alive:
 // timeout` says so (Node honours that hint only when the agent has a timeout of its own),
 // so a call does not fail on a socket the server already closed. 4 s is undici's default.
-const agentOptions = { keepAlive: true, timeout: 4000 };
+export const keepAliveAgentOptions = { keepAlive: true, timeout: 4000 };
 const agents = {
-  "http:": new http.Agent(agentOptions),
-  "https:": new https.Agent(agentOptions),
+  "http:": new http.Agent(keepAliveAgentOptions),
+  "https:": new https.Agent(keepAliveAgentOptions),
 };
 
 /** A successful reply's body: its Node stream, and whether a reader (Node or web side) took it. */

@@ -3,7 +3,7 @@
  * dynamic client registration (RFC 7591, confidential clients with a secret), `/authorize`
  * that redirects straight back with a code while the test approves (or with `access_denied`),
  * and `/token` with the PKCE S256 check, client authentication, and `refresh_token` grants that
- * rotate the refresh token. Access tokens live `accessTokenTtlS` (short on purpose).
+ * rotate the refresh token. Access tokens live `accessTokenTtlS` (tests shorten it to see them expire).
  */
 import { createHash, randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
