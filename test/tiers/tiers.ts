@@ -19,6 +19,7 @@ export const tiers: readonly Tier[] = [
     holds: "unit and in-process tests, one real-socket session test per client library, one SQLite restart smoke",
     include: [
       "test/agent/**/*.test.ts",
+      "test/client/**/*.test.ts",
       "test/compat/**/*.test.ts",
       "test/conformance/**/*.test.ts",
       "test/envelope/**/*.test.ts",

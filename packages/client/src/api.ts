@@ -1,0 +1,24 @@
+// What both entry points export besides RozClient.
+export { RozError } from "./errors.ts";
+export type { EventOf, SessionEvent, SessionEventType, TeamEvent } from "./events.ts";
+export type {
+  Approval,
+  ApprovalDecision,
+  AttachSessionOptions,
+  Delivery,
+  JsonObject,
+  JsonValue,
+  OnApproval,
+  RozClientOptions,
+  SendOptions,
+  SessionStatus,
+  StartSessionOptions,
+  ToolCall,
+  ToolDefinition,
+  Tools,
+  TransportKind,
+  TurnResult,
+  Usage,
+} from "./options.ts";
+export type { Session } from "./session.ts";
+export type { Turn } from "./turn.ts";
