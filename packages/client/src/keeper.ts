@@ -88,9 +88,11 @@ export class SessionKeeper {
 
   /** Leaves the session running: the link is cut without a half-close. */
   detach(): void {
+    if (this.#over) return;
     this.#ending ??= "detached";
     this.#stop.abort();
     this.#link?.abort();
+    this.#end("detached");
   }
 
   /** The session's end was asked for: the stream's end that follows is not a break. */
@@ -116,6 +118,7 @@ export class SessionKeeper {
     let brokenSince: number | undefined;
     for (;;) {
       const outcome = await this.#attach(target);
+      if (this.#over) return;
       if (outcome.kind === "live") {
         backoff.reset();
         brokenSince = undefined;
