@@ -137,7 +137,10 @@ export class Session {
           if (this.#init.acknowledged) this.#turns.unconfirmed.delete(turn.messageId);
           else if (m) m.generation = generation;
         },
-        (err: unknown) => turn.fail(err instanceof RozError ? err : new RozError("unavailable", String(err), { retryable: true })),
+        (err: unknown) => {
+          this.#turns.unconfirmed.delete(turn.messageId);
+          turn.fail(err instanceof RozError ? err : new RozError("unavailable", String(err), { retryable: true }));
+        },
       );
     };
     this.#turns.unconfirmed.set(turn.messageId, { generation: Number.POSITIVE_INFINITY, resend: send });
