@@ -2,6 +2,7 @@
 // cut mid-turn (both sides destroyed, as a network drop), and the client re-attaches from the
 // last seq it delivered. Text comes whole and once, a tool or approval in flight is answered
 // once, another client can take the session over, and a dead network ends in reconnect_timeout.
+// It reads flat responses from a server whose default format is the envelope.
 import type { SessionEvent, SessionStatus } from "@roz/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/server.ts";
@@ -155,5 +156,19 @@ describe("another client takes over", () => {
     await expect(turn.done).rejects.toMatchObject({ code: "reconnect_timeout", retryable: true });
     expect(session.status).toBe("failed");
     expect(session.error?.code).toBe("reconnect_timeout");
+  });
+});
+
+describe("a server whose default event format is the envelope", () => {
+  it("still sends this client flat responses (it asks for them with roz-event-format)", async () => {
+    const envelope = await startServer({ ROZ_EVENT_FORMAT: "envelope" });
+    try {
+      const roz = made.make(envelope.url, "connect");
+      const session = await roz.startSession();
+      expect((await session.run("hello")).text).toBe("You said: hello");
+      await session.close();
+    } finally {
+      await envelope.close();
+    }
   });
 });
