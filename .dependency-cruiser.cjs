@@ -8,7 +8,9 @@
  * lower tier. The sets name only what the code imports today: a new arrow is a decision,
  * written here. `src/gen` (code generated from proto/) is a leaf only src/rpc and src/app
  * read: no protobuf type below src/rpc, and routes/ leave protobuf JSON to src/rpc.
- * `web/` is a separate client: only its own modules and the generated code.
+ * `web/` is a separate client: only its own modules and the generated code. `client` is the
+ * client library `@roz/client` (packages/client), a package of its own: the commands of
+ * src/cli may use it (`roz chat`), the server's layers may not; it is not followed inside.
  */
 const tiers = [
   ["main"],
@@ -18,12 +20,12 @@ const tiers = [
   ["session", "teams", "auth", "mcp"],
   ["agent"],
   ["models", "store", "bus"],
-  ["domain", "errors", "gen"],
+  ["domain", "errors", "gen", "client"],
 ];
 
 const imports = {
   main: ["app", "cli", "errors"],
-  cli: ["app", "auth", "store", "errors"],
+  cli: ["app", "auth", "store", "errors", "client"],
   app: ["transport", "rpc", "routes", "cluster", "session", "teams", "auth", "mcp", "agent", "models", "store", "bus", "errors", "gen"],
   transport: ["domain", "errors"],
   rpc: ["session", "teams", "mcp", "agent", "models", "store", "domain", "errors", "gen"],
@@ -40,6 +42,7 @@ const imports = {
   domain: [],
   errors: [],
   gen: [],
+  client: [],
 };
 
 const tierOf = new Map(tiers.flatMap((folders, tier) => folders.map((folder) => [folder, tier])));
@@ -49,8 +52,9 @@ for (const [folder, targets] of Object.entries(imports)) {
   }
 }
 
-/** The path pattern of a folder's files: routes/ and src/main.ts sit outside src/<folder>/. */
-const pathOf = (folder) => (folder === "routes" ? "^routes/" : folder === "main" ? "^src/main\\.ts$" : `^src/${folder}/`);
+/** The path pattern of a folder's files: routes/, src/main.ts and the client library sit outside src/<folder>/. */
+const outside = { routes: "^routes/", main: "^src/main\\.ts$", client: "^packages/client/" };
+const pathOf = (folder) => outside[folder] ?? `^src/${folder}/`;
 const anyOf = (folders) => folders.map(pathOf).join("|");
 
 module.exports = {
@@ -72,7 +76,8 @@ module.exports = {
     { name: "no-cycle", severity: "error", from: { path: "^(src|routes|web)/" }, to: { circular: true } },
   ],
   options: {
-    doNotFollow: { path: "node_modules" },
+    // The client library is checked as a package of its own (its tsconfig), not as layers of the server.
+    doNotFollow: { path: "node_modules|^packages/" },
     exclude: { path: "\\.d\\.ts$" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
