@@ -70,7 +70,7 @@ describe("roz chat without a terminal", { timeout: 90_000 }, () => {
       script([[{ thinking: "Let me see." }, { text: "Second answer." }]], { usage: { input_tokens: 7, output_tokens: 3 } }),
     );
     expect(code, chat.stderr).toBe(0);
-    expect(chat.stdout).not.toMatch(/\x1b/);
+    expect(chat.stdout).not.toContain("\x1b");
     const id = chat.sessionId;
     expect(id).not.toBe("");
     const lines = chat.stdout.split("\n");
