@@ -1,10 +1,11 @@
 /**
  * Section "session": (1) deltas/s through one session vs the `openai` client
- * reading the same fake provider directly; (2) latency added to a tool round trip; (3)
- * memory per idle session. The fake provider and the clients live in this process, our
+ * reading the same fake provider directly, and through @roz/client vs raw connect-node;
+ * (2) latency added to a tool round trip; (3) memory per idle session. The fake provider and the clients live in this process, our
  * server in a child. Latency under load with many sessions is section `scale`.
  */
 import { type FakeOpenAI, startFakeOpenAI } from "../test/support/fake-openai/index.ts";
+import { clientLibraryRows } from "./client-library.ts";
 import { summarizeProfile } from "./profile.ts";
 import { bareStreamThroughput, directThroughput, sessionThroughput, type Throughput } from "./session-deltas.ts";
 import { idleMemory } from "./session-idle.ts";
@@ -98,6 +99,7 @@ export async function runSession(options: BenchOptions): Promise<Row[]> {
   );
   try {
     rows.push(...(await throughputRows(options, server, fake)));
+    rows.push(...(await clientLibraryRows(options, server, fake)));
     rows.push(...(await toolRows(options, server, fake)));
   } finally {
     const profile = await server.close();

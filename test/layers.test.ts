@@ -29,8 +29,8 @@ async function violations(cwd: string, paths: string[]): Promise<Violation[]> {
 }
 
 describe("layers (dependency-cruiser)", () => {
-  it("src/, routes/ and web/ follow the DESIGN.md arrows", async () => {
-    expect(await violations(repoRoot, ["src", "routes", "web"])).toEqual([]);
+  it("src/, routes/, web/ and packages/client follow the DESIGN.md arrows", async () => {
+    expect(await violations(repoRoot, ["src", "routes", "web", "packages/client/src"])).toEqual([]);
   });
 
   it("refuses the imports DESIGN.md forbids and accepts the ones it draws", async () => {
@@ -60,8 +60,11 @@ describe("layers (dependency-cruiser)", () => {
         "routes/agent.ts": "../src/agent/index.ts",
         "routes/gen.ts": "../src/gen/agent_pb.js", // routes are thin: protobuf JSON is src/rpc's
         "routes/rpc.ts": "../src/rpc/index.ts",
-        "web/gen.ts": "../src/gen/agent_pb.js", // the console only uses generated code
+        "web/gen.ts": "../src/gen/agent_pb.js", // the console talks to the server through @roz/client only
+        "web/client.ts": "../packages/client/src/index.ts",
         "web/session.ts": "../src/session/index.ts",
+        "packages/client/src/gen.ts": "../../../src/gen/agent_pb.js", // the library stands alone: its own generated code
+        "packages/client/src/session.ts": "../../../src/session/index.ts",
       };
       const targets = [
         "src/agent/index.ts",
@@ -73,13 +76,14 @@ describe("layers (dependency-cruiser)", () => {
         "src/bus/index.ts",
         "src/app/index.ts",
         "routes/health.ts",
+        "packages/client/src/index.ts",
       ];
       for (const target of targets) await writeAt(dir, target, "export const x = 1;\n");
       await writeAt(dir, "src/gen/agent_pb.js", "export const x = 1;\n");
       for (const [file, target] of Object.entries(imports)) await writeAt(dir, file, `import { x } from "${target}";\nexport const y = x;\n`);
       await writeFile(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions: { allowJs: true, allowImportingTsExtensions: true } }));
 
-      const found = (await violations(dir, ["src", "routes", "web"])).map((v) => v.from).sort();
+      const found = (await violations(dir, ["src", "routes", "web", "packages"])).map((v) => v.from).sort();
       expect(found).toEqual(
         [
           "src/store/agent.ts",
@@ -95,7 +99,10 @@ describe("layers (dependency-cruiser)", () => {
           "routes/gen.ts",
           "routes/app.ts", // nothing imports the composition root
           "routes/rpc.ts", // routes and rpc are siblings: the app hands routes what they need of rpc
+          "web/gen.ts",
           "web/session.ts",
+          "packages/client/src/gen.ts",
+          "packages/client/src/session.ts",
         ].sort(),
       );
     } finally {

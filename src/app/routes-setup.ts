@@ -54,7 +54,8 @@ export async function registerRestEdge(
   await app.register(cors, {
     origin: config.corsOrigins.length === 0 ? false : config.corsOrigins,
     methods: [...connectCors.allowedMethods, "PUT", "PATCH", "DELETE"],
-    allowedHeaders: [...connectCors.allowedHeaders, "Authorization", "X-Request-Id"],
+    // Roz-Event-Format: a page chooses its stream's event format like any client (@roz/client asks for flat).
+    allowedHeaders: [...connectCors.allowedHeaders, "Authorization", "X-Request-Id", "Roz-Event-Format"],
     // Roz-Error-Reason: an RPC error's reason, also for a page (Connect unary sends it as a header).
     exposedHeaders: [...connectCors.exposedHeaders, "X-Request-Id", "Retry-After", "Roz-Error-Reason"],
     maxAge: 7200,

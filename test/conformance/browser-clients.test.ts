@@ -57,20 +57,20 @@ describe.each(["1.1", "2"] as const)("WatchTeam over gRPC-Web (HTTP/%s)", (httpV
 describe("CORS for ROZ_CORS_ORIGINS", () => {
   const path = "/roz.v1.AgentService/WatchTeam";
 
-  it("a preflight from an allowed origin allows POST with the gRPC-Web and Connect request headers", async () => {
+  it("a preflight from an allowed origin allows POST with the gRPC-Web and Connect request headers, and roz-event-format", async () => {
     const response = await fetch(`${server.url}${path}`, {
       method: "OPTIONS",
       headers: {
         origin: ORIGIN,
         "access-control-request-method": "POST",
-        "access-control-request-headers": "content-type,x-grpc-web,x-user-agent,authorization,connect-protocol-version,grpc-timeout",
+        "access-control-request-headers": "content-type,x-grpc-web,x-user-agent,authorization,connect-protocol-version,grpc-timeout,roz-event-format",
       },
     });
     expect(response.status).toBeLessThan(300);
     expect(response.headers.get("access-control-allow-origin")).toBe(ORIGIN);
     expect(headerList(response.headers.get("access-control-allow-methods"))).toContain("post");
     expect(headerList(response.headers.get("access-control-allow-headers"))).toEqual(
-      expect.arrayContaining(["content-type", "x-grpc-web", "x-user-agent", "authorization", "connect-protocol-version", "grpc-timeout"]),
+      expect.arrayContaining(["content-type", "x-grpc-web", "x-user-agent", "authorization", "connect-protocol-version", "grpc-timeout", "roz-event-format"]),
     );
   });
 

@@ -161,6 +161,62 @@ describe.skipIf(!haveChromium)("live sessions", () => {
     await screenshot(b, "second-console-tool-result");
   });
 
+  it("after a reload mid-turn the header says what REST says (active, attached, turns) and follows it", async (ctx) => {
+    if (!attach) ctx.skip(MISSING);
+    const { page } = await h.open();
+    await startFromForm(page, script([[{ text: "one two " }, { delay_ms: 1500 }, { text: "three four" }]]));
+    await answer(page, "one two").waitFor();
+    await page.reload();
+    await page.locator("[data-link='live']").waitFor();
+    const head = (state: string) => page.locator(`[data-session-head]${state}`);
+    await head("[data-status='active'][data-attached='1']").waitFor();
+    await page.locator(".turn-end").waitFor();
+    await head("[data-turns='1']").waitFor();
+    await send(page, "again");
+    await head("[data-turns='2'][data-status='active'][data-attached='1']").waitFor();
+    expect(await head("").textContent()).not.toContain("detached");
+  });
+
+  it("a tab opened after a tool call and an approval shows the call's result and the approval; so does the ended transcript", async (ctx) => {
+    if (!attach) ctx.skip(MISSING);
+    const env = await fetch(`${h.server.url}/v1/environments`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: "approvals-later", permissions: [{ tool_pattern: "fetch_url", policy: "require_confirmation", reason: "network" }] }),
+    });
+    expect(env.status).toBe(201);
+    const { page: a } = await h.open();
+    const id = await startFromForm(
+      a,
+      script([
+        [{ tool_call: { id: "call_time", name: "current_time" } }],
+        [{ tool_call: { id: "call_fetch", name: "fetch_url", arguments: { url: "/v1/version" } } }],
+        [{ text: "Both done." }],
+      ]),
+      "approvals-later",
+    );
+    await a.locator("[data-approval='call_fetch']").getByRole("button", { name: "Approve" }).click();
+    await answer(a, "Both done.").waitFor();
+
+    const shown = async (page: Page) => {
+      const time = page.locator("[data-tool='current_time']");
+      expect(await time.locator(".badge").textContent()).toBe("answered");
+      expect(await time.locator(".result").textContent()).toContain("time_zone");
+      expect(await page.locator("[data-tool='fetch_url'] .result").textContent()).toContain('"name":"roz"');
+      expect(await page.locator("[data-approval='call_fetch'] .badge").textContent()).toBe("approved");
+    };
+    const { page: b } = await h.open(`#/sessions/${id}`);
+    await answer(b, "Both done.").waitFor();
+    await shown(b);
+
+    await a.getByRole("button", { name: "End session" }).click();
+    await a.locator("[data-link='ended']").waitFor();
+    const { page: c } = await h.open(`#/sessions/${id}`);
+    await c.locator(".msg.assistant .text", { hasText: "Both done." }).waitFor();
+    await shown(c);
+    await screenshot(c, "transcript-approval");
+  });
+
   it("says that it cannot attach when the server has no AttachSession, instead of hanging", async (ctx) => {
     if (attach) ctx.skip("this server serves AttachSession");
     const { page } = await h.open();

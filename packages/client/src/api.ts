@@ -1,5 +1,7 @@
 // What both entry points export besides RozClient.
 export { RozError } from "./errors.ts";
+/** `input_update.state` values (`InputState.QUEUED`, `STEERED`, `STARTED`, `DROPPED`). */
+export { InputState } from "./gen/roz/v1/agent_pb.js";
 export type { EventOf, SessionEvent, SessionEventType, TeamEvent } from "./events.ts";
 export type {
   Approval,

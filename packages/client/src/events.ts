@@ -25,23 +25,34 @@ export type TeamEvent = {
   [C in TeamCase]: { type: Snake<C>; seq: number; time: Date | undefined } & Plain<Extract<WireTeamEvent["event"], { case: C }>["value"]>;
 }[TeamCase];
 
-const snake = (name: string): string => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+/** Variant names in snake case, worked out once per name (events are many, names few). */
+const snakeNames = new Map<string, string>();
+function snake(name: string): string {
+  let s = snakeNames.get(name);
+  if (s === undefined) {
+    s = name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    snakeNames.set(name, s);
+  }
+  return s;
+}
 
-function plain(value: object): Record<string, unknown> {
-  const { $typeName: _, ...fields } = value as Record<string, unknown>;
-  return fields;
+/** `{ type, seq, ...value }` without the message's `$typeName`. */
+function flat(type: string, seq: number, value: object): Record<string, unknown> {
+  const out: Record<string, unknown> = { type, seq };
+  for (const key in value) if (key !== "$typeName") out[key] = (value as Record<string, unknown>)[key];
+  return out;
 }
 
 /** The event a response carries, or undefined for stream-local ones (pong, keepalive) and unknown variants. */
 export function eventOf(response: SessionResponse): SessionEvent | undefined {
   const r = response.response;
   if (r.case === undefined || r.case === "keepalive" || r.case === "pong" || r.case === "sessionEvent") return undefined;
-  return { type: snake(r.case), seq: Number(response.seq), ...plain(r.value) } as SessionEvent;
+  return flat(snake(r.case), Number(response.seq), r.value) as SessionEvent;
 }
 
 /** A TeamEvent of the wire as the library reports it (undefined for a variant this client does not know). */
 export function teamEventOf(e: WireTeamEvent): TeamEvent | undefined {
   if (e.event.case === undefined) return undefined;
   const time = e.time ? new Date(Number(e.time.seconds) * 1000 + Math.floor(e.time.nanos / 1e6)) : undefined;
-  return { type: snake(e.event.case), seq: Number(e.seq), time, ...plain(e.event.value) } as TeamEvent;
+  return { ...flat(snake(e.event.case), Number(e.seq), e.event.value), time } as TeamEvent;
 }

@@ -98,11 +98,14 @@ export class TurnRouter {
   }
 
   #turnsOf(turnId: string | undefined): Turn[] {
-    if (turnId === undefined) return [];
-    return [...this.#turns.values()].filter((t) => t.turnId === turnId);
+    const out: Turn[] = [];
+    if (turnId === undefined) return out;
+    for (const t of this.#turns.values()) if (t.turnId === turnId) out.push(t);
+    return out;
   }
 
   #toTurn(turnId: string | undefined, ev: SessionEvent): void {
-    for (const turn of this.#turnsOf(turnId)) turn.push(ev);
+    if (turnId === undefined) return;
+    for (const t of this.#turns.values()) if (t.turnId === turnId) t.push(ev);
   }
 }

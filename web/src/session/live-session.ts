@@ -1,14 +1,10 @@
-import { Code, ConnectError } from "@connectrpc/connect";
-import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
-import type { SessionRequestSchema, StartSessionSchema } from "../../../src/gen/roz/v1/agent_pb.js";
+import { RozError, type Session, type SessionStatus, type StartSessionOptions } from "@roz/client";
 import type { AgentClient } from "../api/rpc.ts";
-import { isBrowserTool, runBrowserTool } from "./browser-tools.ts";
+import { browserTools, type ToolHost } from "./browser-tools.ts";
 import { loadState, saveState } from "./saved-state.ts";
-import { InputDelivery } from "../../../src/gen/roz/v1/agent_pb.js";
-import { addUserMessage, applyResponse, type Delivery, emptyState, markToolAnswered, openToolCalls, type SessionState } from "./timeline.ts";
+import { addUserMessage, applyEvent, type Delivery, emptyState, type SessionState } from "./timeline.ts";
 
-export type StartInit = MessageInitShape<typeof StartSessionSchema>;
-type RequestInit = MessageInitShape<typeof SessionRequestSchema>["request"];
+export type StartInit = Omit<StartSessionOptions, "tools" | "onApproval">;
 
 /** Where the attached stream is. `unsupported`: the server has no AttachSession (UNIMPLEMENTED). */
 export type LinkStatus = "connecting" | "live" | "reconnecting" | "ended" | "unsupported" | "failed";
@@ -18,21 +14,19 @@ export interface Question {
   question: string;
 }
 
-const DELIVERIES: Record<Delivery, InputDelivery> = {
-  queue: InputDelivery.QUEUE,
-  steer: InputDelivery.STEER,
-  interrupt: InputDelivery.INTERRUPT,
-};
+/** Where to go on from when the server no longer keeps the events after this tab's seq. */
+type OnExpired = () => Promise<{ items: SessionState["items"]; lastSeq: number } | undefined>;
 
-/** How long an open tool call must stay open before this console runs it: a replay brings its answer right behind it. */
-const SETTLE_MS = 150;
-const MAX_BACKOFF_MS = 15_000;
+/** An existing session (re-attached from the seq this tab saw), or a new one, with the browser tools or without. */
+type Target = { sessionId: string; onExpired?: OnExpired } | { start: StartInit; browserTools: boolean; firstMessage?: string };
+
+/** UNIMPLEMENTED: a server without AttachSession. */
+const UNIMPLEMENTED = 12;
 
 /**
- * One session as this tab sees it: an AttachSession stream (a new session from `start`, or an
- * existing one from the last seq this tab saw) plus SendToSession calls for everything the
- * user does. The view state is saved per session in sessionStorage with its seq, so a reload
- * re-attaches after exactly what it already drew. A broken stream re-attaches with backoff.
+ * One session as this tab sees it, held by @roz/client (which re-attaches after breaks, from
+ * the last seq, and runs the browser tools once per call). The view state is saved per session
+ * in sessionStorage with its seq, so a reload re-attaches after exactly what it already drew.
  */
 export class LiveSession {
   state: SessionState;
@@ -40,38 +34,19 @@ export class LiveSession {
   detail = "";
   questions: Question[] = [];
   readonly #client: AgentClient;
-  readonly #abort = new AbortController();
   readonly #listeners = new Set<() => void>();
-  readonly #handled = new Set<string>();
   readonly #answers = new Map<string, (answer: string) => void>();
-  #start: StartInit | undefined;
+  readonly #target: Target;
+  #session: Session | undefined;
+  #closed = false;
   #saveTimer: ReturnType<typeof setTimeout> | undefined;
 
-  /**
-   * `onExpired`: when the server no longer keeps the events after this tab's seq (OUT_OF_RANGE,
-   * `events_expired`), where to go on from: the stored transcript and the session's last seq.
-   */
-  readonly #onExpired: (() => Promise<{ items: SessionState["items"]; lastSeq: number } | undefined>) | undefined;
-
-  constructor(
-    client: AgentClient,
-    target:
-      | { sessionId: string; onExpired?: () => Promise<{ items: SessionState["items"]; lastSeq: number } | undefined> }
-      | { start: StartInit; firstMessage?: string },
-  ) {
+  constructor(client: AgentClient, target: Target) {
     this.#client = client;
-    this.#onExpired = "sessionId" in target ? target.onExpired : undefined;
-    if ("start" in target) {
-      this.#start = target.start;
-      this.state = { ...emptyState(), answersTools: (target.start.tools?.length ?? 0) > 0 };
-      this.#pendingFirst = target.firstMessage;
-    } else {
-      this.state = loadState(target.sessionId) ?? emptyState(target.sessionId);
-    }
+    this.#target = target;
+    this.state = "start" in target ? { ...emptyState(), answersTools: target.browserTools } : (loadState(target.sessionId) ?? emptyState(target.sessionId));
     addEventListener("pagehide", this.#saveNow);
   }
-
-  #pendingFirst: string | undefined;
 
   subscribe(listener: () => void): () => void {
     this.#listeners.add(listener);
@@ -94,72 +69,69 @@ export class LiveSession {
     this.#emit();
   }
 
-  /** Attaches and keeps attached until the session ends or `close()`. */
+  #notice(text: string): void {
+    this.#update({ ...this.state, items: [...this.state.items, { kind: "notice", tone: "error", text }] });
+  }
+
+  /** Attaches (or starts) and follows the session until it ends or `close()`. */
   async run(): Promise<void> {
-    let backoff = 500;
-    while (!this.#abort.signal.aborted) {
-      this.status = this.state.lastSeq > 0 ? "reconnecting" : "connecting";
-      this.#emit();
+    const host: ToolHost = { ask: (question, toolCallId) => this.#ask(question, toolCallId) };
+    const tools = this.state.answersTools ? browserTools(host) : undefined;
+    while (!this.#closed) {
+      let session: Session;
       try {
-        const request = this.#start
-          ? { target: { case: "start" as const, value: this.#start } }
-          : { target: { case: "sessionId" as const, value: this.state.sessionId }, afterSeq: BigInt(this.state.lastSeq) };
-        if (!this.#start) this.#probe();
-        for await (const res of this.#client.attachSession(request, { signal: this.#abort.signal })) {
-          if (this.status !== "live") {
-            this.status = "live";
-            backoff = 500;
-          }
-          this.#update(applyResponse(this.state, res));
-          if (res.response.case === "sessionStarted" && this.#start) {
-            this.#start = undefined;
-            if (this.#pendingFirst !== undefined) void this.sendMessage(this.#pendingFirst);
-            this.#pendingFirst = undefined;
-          }
-          this.#scheduleTools();
+        if ("start" in this.#target) {
+          session = await this.#client.startSession({ ...this.#target.start, tools });
+        } else {
+          session = await this.#client.attachSession(this.state.sessionId, { afterSeq: this.state.lastSeq, tools });
         }
-        this.#finish("ended", "the session has ended");
+      } catch (err) {
+        if (await this.#failed(err)) continue;
+        return;
+      }
+      if (this.#closed) return session.detach();
+      this.#session = session;
+      session.onStatus((status, error) => this.#linkStatus(status, error));
+      this.#linkStatus(session.status);
+      if ("start" in this.#target && this.#target.firstMessage !== undefined) void this.sendMessage(this.#target.firstMessage);
+      try {
+        for await (const ev of session.events) this.#update(applyEvent(this.state, ev));
+        if (session.status === "ended") return this.#finish("ended", "the session has ended");
         return;
       } catch (err) {
-        if (this.#abort.signal.aborted) return;
-        const e = ConnectError.from(err);
-        if (e.code === Code.Unimplemented)
-          return this.#finish("unsupported", "this server does not offer AttachSession yet: the transcript comes from REST only");
-        const resumeFrom = e.code === Code.OutOfRange ? await this.#onExpired?.().catch(() => undefined) : undefined;
-        if (resumeFrom && resumeFrom.lastSeq > this.state.lastSeq) {
-          // Go on live from the session's last seq, with what came before from the stored transcript.
-          this.#update({
-            ...this.state,
-            items: [...resumeFrom.items, { kind: "notice", tone: "info", text: "older events have expired: earlier turns come from the stored transcript" }],
-            lastSeq: resumeFrom.lastSeq,
-          });
-          continue;
-        }
-        if (
-          [Code.NotFound, Code.InvalidArgument, Code.OutOfRange, Code.Unauthenticated, Code.PermissionDenied, Code.FailedPrecondition].includes(e.code) ||
-          this.#start
-        ) {
-          return this.#finish("failed", e.rawMessage);
-        }
-        this.detail = e.rawMessage;
-        this.status = "reconnecting";
-        this.#emit();
-        await new Promise((r) => setTimeout(r, backoff));
-        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+        if (!(await this.#failed(err))) return;
       }
     }
   }
 
-  /**
-   * A session with nothing to replay (a fork, an idle one this tab saw to the end) sends nothing
-   * on attach: a ping's pong then shows the link is up, instead of "connecting" until a keepalive.
-   */
-  #probe(): void {
-    for (const delayMs of [200, 1000]) {
-      setTimeout(() => {
-        if (this.status !== "live" && !this.#abort.signal.aborted) void this.send({ case: "ping", value: {} }).catch(() => undefined);
-      }, delayMs);
+  /** A failed attach or link: true when it should attach again (after the expired events were replaced by the transcript). */
+  async #failed(err: unknown): Promise<boolean> {
+    if (this.#closed) return false;
+    const e = err instanceof RozError ? err : new RozError("unknown", String(err));
+    if (e.status === UNIMPLEMENTED) {
+      this.#finish("unsupported", "this server does not offer AttachSession yet: the transcript comes from REST only");
+      return false;
     }
+    const onExpired = "sessionId" in this.#target ? this.#target.onExpired : undefined;
+    const resumeFrom = e.code === "events_expired" ? await onExpired?.().catch(() => undefined) : undefined;
+    if (resumeFrom && resumeFrom.lastSeq > this.state.lastSeq) {
+      // Go on live from the session's last seq, with what came before from the stored transcript.
+      this.#update({
+        ...this.state,
+        items: [...resumeFrom.items, { kind: "notice", tone: "info", text: "older events have expired: earlier turns come from the stored transcript" }],
+        lastSeq: resumeFrom.lastSeq,
+      });
+      return true;
+    }
+    this.#finish("failed", e.message);
+    return false;
+  }
+
+  #linkStatus(status: SessionStatus, error?: RozError): void {
+    if (status === "ended" || status === "failed" || status === "detached") return; // the event loop's end says so
+    this.status = status;
+    this.detail = error?.message ?? "";
+    this.#emit();
   }
 
   #finish(status: LinkStatus, detail: string): void {
@@ -170,60 +142,44 @@ export class LiveSession {
     this.#emit();
   }
 
-  /** Delivers one request to the session; in-band errors come back on the stream. */
-  async send(request: RequestInit): Promise<void> {
+  /** The session, once attached; requests before that are refused. */
+  #attached(): Session {
+    if (!this.#session) throw new RozError("unavailable", "not attached yet", { retryable: true });
+    return this.#session;
+  }
+
+  /** Runs `action`; a refused call is shown as a notice, then rethrown. */
+  async #act(what: string, action: (s: Session) => Promise<unknown>): Promise<void> {
     try {
-      await this.#client.sendToSession({ sessionId: this.state.sessionId, request: { request } });
+      await action(this.#attached());
     } catch (err) {
-      const e = ConnectError.from(err);
-      this.#update({
-        ...this.state,
-        items: [...this.state.items, { kind: "notice", tone: "error", text: `not delivered (${Code[e.code]}): ${e.rawMessage}` }],
-      });
+      const e = err instanceof RozError ? err : new RozError("unknown", String(err));
+      // In-band refusals arrive as error events, which the timeline shows already.
+      if (e.status !== 0 || e.requestId === "") this.#notice(`${what} failed (${e.code}): ${e.message}`);
       throw e;
     }
   }
 
   /** Sends a message; `delivery` says what happens to it while a turn runs (queue, steer, interrupt). */
   async sendMessage(text: string, delivery?: Delivery): Promise<void> {
-    const messageId = crypto.randomUUID();
-    this.#update(addUserMessage(this.state, messageId, text, delivery));
-    await this.send({ case: "userMessage", value: { content: text, messageId, ...(delivery ? { delivery: DELIVERIES[delivery] } : {}) } });
+    const session = this.#attached();
+    const turn = session.send(text, delivery ? { delivery } : {});
+    this.#update(addUserMessage(this.state, turn.messageId, text, delivery));
+    await turn.done.catch((err: unknown) => {
+      const e = err as RozError;
+      if (e.code !== "dropped" && e.status !== 0) this.#notice(`not delivered (${e.code}): ${e.message}`);
+    });
   }
 
-  cancelTurn = () => this.send({ case: "cancelTurn", value: { reason: "cancelled in the console" } });
+  cancelTurn = () => this.#act("cancel", (s) => s.cancelTurn({ reason: "cancelled in the console" }));
   /** Hides the last `turns` completed turns from the agent (the transcript keeps them, marked). */
-  rollback = (turns = 1) => this.send({ case: "rollback", value: { turns } });
-  endSession = () => this.send({ case: "cancelSession", value: { reason: "ended in the console" } });
-  decide = (toolCallId: string, approved: boolean) => this.send({ case: "permissionDecision", value: { toolCallId, approved } });
+  rollback = (turns = 1) => this.#act("rollback", (s) => s.rollback(turns).catch(() => undefined));
+  endSession = () => this.#act("end", (s) => s.close("ended in the console"));
+  decide = (toolCallId: string, approved: boolean) => this.#act("decision", (s) => s.decide(toolCallId, approved));
 
   /** The user's answer to an `ask_user` question. */
   answer(toolCallId: string, text: string): void {
     this.#answers.get(toolCallId)?.(text);
-  }
-
-  /** Runs the browser tools the agent is waiting for, once they stayed open for SETTLE_MS. */
-  #scheduleTools(): void {
-    if (!this.state.answersTools) return;
-    for (const call of openToolCalls(this.state)) {
-      if (this.#handled.has(call.id) || !isBrowserTool(call.name)) continue;
-      this.#handled.add(call.id);
-      setTimeout(() => {
-        if (!openToolCalls(this.state).some((c) => c.id === call.id)) return;
-        void this.#runTool(call.id, call.name, call.parameters);
-      }, SETTLE_MS);
-    }
-  }
-
-  async #runTool(id: string, name: string, args: JsonObject): Promise<void> {
-    const started = performance.now();
-    const outcome = await runBrowserTool(name, args, { ask: (question, toolCallId) => this.#ask(question, toolCallId) }, id);
-    if (this.#abort.signal.aborted) return;
-    this.#update(markToolAnswered(this.state, id, outcome.success, outcome.result));
-    await this.send({
-      case: "toolResult",
-      value: { toolCallId: id, success: outcome.success, result: outcome.result, durationMs: BigInt(Math.round(performance.now() - started)) },
-    }).catch(() => undefined);
   }
 
   #ask(question: string, toolCallId: string): Promise<string> {
@@ -240,9 +196,10 @@ export class LiveSession {
   }
 
   close(): void {
+    this.#closed = true;
     this.#saveNow();
     removeEventListener("pagehide", this.#saveNow);
-    this.#abort.abort();
+    this.#session?.detach();
     this.#listeners.clear();
   }
 }

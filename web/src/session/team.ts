@@ -1,4 +1,4 @@
-import type { TeamEvent } from "../../../src/gen/roz/v1/agent_pb.js";
+import type { TeamEvent } from "@roz/client";
 
 /** What the console draws of one worker, folded from its team events. */
 export interface Worker {
@@ -23,42 +23,38 @@ export interface TeamState {
 
 export const emptyTeam = (): TeamState => ({ lastSeq: 0, workers: [] });
 
-const timeOf = (e: TeamEvent): number => (e.time ? Number(e.time.seconds) * 1000 + Math.floor(e.time.nanos / 1e6) : Date.now());
-
 /** Applies one team event (events at or below `lastSeq` are replays and ignored). */
-export function applyTeamEvent(team: TeamState, e: TeamEvent): TeamState {
-  const seq = Number(e.seq);
+export function applyTeamEvent(team: TeamState, ev: TeamEvent): TeamState {
+  const seq = ev.seq;
   if (seq !== 0 && seq <= team.lastSeq) return team;
-  const at = timeOf(e);
-  const ev = e.event;
-  if (ev.case === undefined) return { ...team, lastSeq: seq };
-  const id = ev.value.workerId;
+  const at = ev.time?.getTime() ?? Date.now();
+  const id = ev.workerId;
   const existing = team.workers.find((w) => w.id === id);
   const base: Worker = existing ?? { id, startedAt: at, phase: 0, mode: "", tool: "", tools: 0, state: "running", result: "", exited: false, marks: [] };
   let next: Worker = base;
-  switch (ev.case) {
-    case "workerStarted":
+  switch (ev.type) {
+    case "worker_started":
       next = { ...base, startedAt: at };
       break;
-    case "workerPhase":
-      next = { ...base, phase: ev.value.phase, mode: ev.value.mode, marks: [...base.marks, { at, label: `phase ${ev.value.phase}` }] };
+    case "worker_phase":
+      next = { ...base, phase: ev.phase, mode: ev.mode, marks: [...base.marks, { at, label: `phase ${ev.phase}` }] };
       break;
-    case "workerToolCall":
-      next = { ...base, tool: ev.value.tool, tools: base.tools + 1, marks: [...base.marks, { at, label: ev.value.tool }] };
+    case "worker_tool_call":
+      next = { ...base, tool: ev.tool, tools: base.tools + 1, marks: [...base.marks, { at, label: ev.tool }] };
       break;
-    case "workerCompleted":
-      next = { ...base, state: "completed", result: ev.value.result, endedAt: at };
+    case "worker_completed":
+      next = { ...base, state: "completed", result: ev.result, endedAt: at };
       break;
-    case "workerFailed":
-      next = { ...base, state: "failed", result: ev.value.reason, endedAt: at };
+    case "worker_failed":
+      next = { ...base, state: "failed", result: ev.reason, endedAt: at };
       break;
-    case "workerExited":
+    case "worker_exited":
       next = { ...base, exited: true, endedAt: base.endedAt ?? at };
       break;
-    case "workerApprovalRequested":
-      next = { ...base, state: "waiting_approval", tool: ev.value.toolName };
+    case "worker_approval_requested":
+      next = { ...base, state: "waiting_approval", tool: ev.toolName };
       break;
-    case "workerApprovalResolved":
+    case "worker_approval_resolved":
       next = { ...base, state: base.state === "waiting_approval" ? "running" : base.state };
       break;
   }

@@ -1,5 +1,4 @@
-import type { JsonObject } from "@bufbuild/protobuf";
-import { type InputUpdate, InputState, type SessionResponse } from "../../../src/gen/roz/v1/agent_pb.js";
+import { type EventOf, InputState, type JsonObject, type SessionEvent } from "@roz/client";
 
 /**
  * What became of a user message sent while a turn ran: waiting in the queue (`place`), sent
@@ -104,61 +103,45 @@ function settleApproval(items: Item[], id: string, state: "approved" | "denied" 
 }
 
 /**
- * Applies one response. Responses at or below `lastSeq` are ignored, so a replay that
- * overlaps what the view already has never doubles anything.
+ * Applies one event. Events at or below `lastSeq` are ignored, so a replay that overlaps what
+ * the view already has never doubles anything.
  */
-export function applyResponse(state: SessionState, res: SessionResponse, now = Date.now()): SessionState {
-  const seq = Number(res.seq);
-  if (seq !== 0 && seq <= state.lastSeq) return state;
-  const s: SessionState = { ...state, lastSeq: seq || state.lastSeq };
-  const r = res.response;
-  switch (r.case) {
-    case "sessionStarted":
-      return { ...s, sessionId: r.value.sessionId, model: r.value.model };
-    case "textDelta":
-      return { ...s, turnRunning: true, items: appendDelta(closeOpen(s.items), r.value.messageId, "text", r.value.content) };
-    case "thinkingDelta":
-      return { ...s, turnRunning: true, items: appendDelta(closeOpen(s.items), r.value.messageId, "thinking", r.value.content) };
-    case "toolRequest": {
-      const v = r.value;
-      const items = settleApproval(s.items, v.toolCallId, "approved");
-      if (findLast(items, "tool", (t) => t.id === v.toolCallId) >= 0) return { ...s, items }; // re-sent on re-attach
+export function applyEvent(state: SessionState, ev: SessionEvent, now = Date.now()): SessionState {
+  if (ev.seq !== 0 && ev.seq <= state.lastSeq) return state;
+  const s: SessionState = { ...state, lastSeq: ev.seq || state.lastSeq };
+  switch (ev.type) {
+    case "session_started":
+      return { ...s, sessionId: ev.sessionId, model: ev.model };
+    case "text_delta":
+      return { ...s, turnRunning: true, items: appendDelta(closeOpen(s.items), ev.messageId, "text", ev.content) };
+    case "thinking_delta":
+      return { ...s, turnRunning: true, items: appendDelta(closeOpen(s.items), ev.messageId, "thinking", ev.content) };
+    case "tool_request": {
+      const items = settleApproval(s.items, ev.toolCallId, "approved");
+      if (findLast(items, "tool", (t) => t.id === ev.toolCallId) >= 0) return { ...s, items }; // re-sent on re-attach
       return {
         ...s,
         turnRunning: true,
-        items: [...items, { kind: "tool", id: v.toolCallId, name: v.toolName, parameters: v.parameters ?? {}, workerId: v.workerId, state: "requested" }],
+        items: [...items, { kind: "tool", id: ev.toolCallId, name: ev.toolName, parameters: ev.parameters ?? {}, workerId: ev.workerId, state: "requested" }],
       };
     }
-    case "toolDenied": {
-      const v = r.value;
-      const items = settleApproval(s.items, v.toolCallId, "denied");
+    case "tool_denied": {
+      const items = settleApproval(s.items, ev.toolCallId, "denied");
       return {
         ...s,
         items: [
           ...items,
-          { kind: "tool", id: v.toolCallId, name: v.toolName, parameters: {}, workerId: "", state: "denied", result: `${v.reason}: ${v.detail}` },
+          { kind: "tool", id: ev.toolCallId, name: ev.toolName, parameters: {}, workerId: "", state: "denied", result: `${ev.reason}: ${ev.detail}` },
         ],
       };
     }
-    case "toolFinished": {
-      const v = r.value;
-      const i = findLast(s.items, "tool", (t) => t.id === v.toolCallId);
-      if (i < 0) {
-        // A server tool (spawn_worker, wait_for_workers) sends no request: its call appears with its result.
-        const call: Item = { kind: "tool", id: v.toolCallId, name: v.toolName, parameters: {}, workerId: v.workerId, state: "answered" };
-        return { ...s, items: [...s.items, { ...call, success: v.success, result: v.result, truncated: v.truncated }] };
-      }
-      const t = s.items[i] as Extract<Item, { kind: "tool" }>;
-      // The result this console sent itself is whole; the echo may be cut.
-      const echo = t.result !== undefined && t.state === "answered" ? {} : { result: v.result, truncated: v.truncated };
-      return { ...s, items: replace(s.items, i, { ...t, state: "answered", success: v.success, ...echo }) };
-    }
-    case "activityUpdate": {
-      const v = r.value;
+    case "tool_finished":
+      return { ...s, items: finishTool(s.items, ev) };
+    case "activity_update": {
       let items = s.items;
       // Servers before ApprovalRequest name only the call (`detail`): the approval is shown without its details.
-      const a = v.approval ?? (v.detail ? { toolCallId: v.detail, toolName: "", parameters: {}, reason: "", timeoutMs: 0 } : undefined);
-      if (v.state === "waiting_approval" && a && findLast(items, "approval", (x) => x.id === a.toolCallId) < 0) {
+      const a = ev.approval ?? (ev.detail ? { toolCallId: ev.detail, toolName: "", parameters: {}, reason: "", timeoutMs: 0 } : undefined);
+      if (ev.state === "waiting_approval" && a && findLast(items, "approval", (x) => x.id === a.toolCallId) < 0) {
         items = [
           ...items,
           {
@@ -173,18 +156,17 @@ export function applyResponse(state: SessionState, res: SessionResponse, now = D
           },
         ];
       }
-      return { ...s, items, activity: v.state, turnRunning: s.turnRunning || v.state !== "idle" };
+      return { ...s, items, activity: ev.state, turnRunning: s.turnRunning || ev.state !== "idle" };
     }
-    case "turnComplete": {
-      const v = r.value;
-      const u = v.usage;
+    case "turn_complete": {
+      const u = ev.usage;
       let items = closeOpen(s.items).map((it): Item => (it.kind === "approval" && it.state === "pending" ? { ...it, state: "resolved" } : it));
       items = [
         ...items,
         {
           kind: "turn",
-          messageId: v.messageId,
-          stopReason: v.stopReason,
+          messageId: ev.messageId,
+          stopReason: ev.stopReason,
           input: u?.inputTokens ?? 0,
           output: u?.outputTokens ?? 0,
           cacheRead: u?.cacheReadTokens ?? 0,
@@ -194,27 +176,35 @@ export function applyResponse(state: SessionState, res: SessionResponse, now = D
       return { ...s, items, turnRunning: false, activity: "idle" };
     }
     case "error":
-      return { ...s, items: [...s.items, { kind: "notice", tone: "error", text: `${r.value.code}: ${r.value.message}` }] };
-    case "contextCompacted":
+      return { ...s, items: [...s.items, { kind: "notice", tone: "error", text: `${ev.code}: ${ev.message}` }] };
+    case "context_compacted":
       return {
         ...s,
-        items: [
-          ...s.items,
-          { kind: "notice", tone: "info", text: `context compacted (${r.value.level}): ${r.value.tokensBefore} → ${r.value.tokensAfter} tokens` },
-        ],
+        items: [...s.items, { kind: "notice", tone: "info", text: `context compacted (${ev.level}): ${ev.tokensBefore} → ${ev.tokensAfter} tokens` }],
       };
-    case "teamStarted":
-      return { ...s, items: [...s.items, { kind: "team", taskId: r.value.taskId }] };
-    case "rolledBack": {
-      const { turns, remainingTurns } = r.value;
+    case "team_started":
+      return { ...s, items: [...s.items, { kind: "team", taskId: ev.taskId }] };
+    case "rolled_back": {
+      const { turns, remainingTurns } = ev;
       const text = `rolled back ${turns} turn${turns === 1 ? "" : "s"}: the agent no longer sees ${turns === 1 ? "it" : "them"} (${remainingTurns} remain)`;
       return { ...s, items: [...s.items, { kind: "notice", tone: "info", text }] };
     }
-    case "inputUpdate":
-      return { ...s, items: applyInput(s.items, r.value), turnRunning: s.turnRunning || r.value.state === InputState.STARTED };
+    case "input_update":
+      return { ...s, items: applyInput(s.items, ev), turnRunning: s.turnRunning || ev.state === InputState.STARTED };
     default:
       return s;
   }
+}
+
+/**
+ * A call's result, whoever gave it: a server tool (spawn_worker, wait_for_workers) sends no
+ * request, so its call appears with its result.
+ */
+function finishTool(items: Item[], v: EventOf<"tool_finished">): Item[] {
+  const i = findLast(items, "tool", (t) => t.id === v.toolCallId);
+  const result = { success: v.success, result: v.result, truncated: v.truncated };
+  if (i < 0) return [...items, { kind: "tool", id: v.toolCallId, name: v.toolName, parameters: {}, workerId: v.workerId, state: "answered", ...result }];
+  return replace(items, i, { ...(items[i] as Extract<Item, { kind: "tool" }>), state: "answered", ...result });
 }
 
 type UserItem = Extract<Item, { kind: "user" }>;
@@ -224,7 +214,7 @@ type UserItem = Extract<Item, { kind: "user" }>;
  * answer follows), with its text (also in a tab that did not send it); one that waits shows its
  * place; one that was dropped says so.
  */
-function applyInput(items: Item[], u: InputUpdate): Item[] {
+function applyInput(items: Item[], u: EventOf<"input_update">): Item[] {
   const i = findLast(items, "user", (x) => x.messageId === u.messageId);
   const known = i < 0 ? undefined : (items[i] as UserItem);
   const moved = (status?: UserStatus): Item[] => [
@@ -256,13 +246,3 @@ export function addUserMessage(s: SessionState, messageId: string, text: string,
   const status: UserStatus = delivery === "queue" ? "queued" : delivery;
   return { ...s, items: [...s.items, { kind: "user", messageId, text, status }] };
 }
-
-/** Records the result this console sent for a tool call. */
-export function markToolAnswered(s: SessionState, id: string, success: boolean, result: string): SessionState {
-  const i = findLast(s.items, "tool", (t) => t.id === id);
-  if (i < 0) return s;
-  return { ...s, items: replace(s.items, i, { ...(s.items[i] as Extract<Item, { kind: "tool" }>), state: "answered", success, result }) };
-}
-
-/** Tool calls still waiting for a client result, in order. */
-export const openToolCalls = (s: SessionState) => s.items.filter((i): i is Extract<Item, { kind: "tool" }> => i.kind === "tool" && i.state === "requested");

@@ -1,13 +1,34 @@
 import type { TurnJson } from "../api/rest.ts";
 import type { Item } from "./timeline.ts";
 
+/** The stored permission outcomes of calls that waited for an approval, as the approval's state. */
+const approvalOutcomes: Record<string, "approved" | "denied" | "resolved" | undefined> = {
+  approved: "approved",
+  denied: "denied",
+  approval_timeout: "resolved",
+};
+
 /** A stored transcript (REST `format=turns`) as view items: per turn the question, tool calls, answer and usage. */
 export function transcriptItems(turns: readonly TurnJson[]): Item[] {
   const items: Item[] = [];
   for (const t of turns) {
     items.push({ kind: "user", messageId: t.message_id, text: t.user.content });
     for (const c of t.tool_calls) {
-      const denied = c.permission === "denied";
+      const denied = c.permission !== "allowed" && c.permission !== "approved";
+      const decided = approvalOutcomes[c.permission];
+      // A call that needed the user's approval shows it, as the live view did.
+      if (decided) {
+        items.push({
+          kind: "approval",
+          id: c.id,
+          toolName: c.name,
+          parameters: (c.parameters ?? {}) as Record<string, never>,
+          reason: "",
+          timeoutMs: 0,
+          receivedAt: 0,
+          state: decided,
+        });
+      }
       items.push({
         kind: "tool",
         id: c.id,

@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { restAll, rest, type EnvironmentJson } from "../api/rest.ts";
 import type { AgentClient } from "../api/rpc.ts";
-import { browserToolSchemas, FETCH_ALLOW_LIST } from "../session/browser-tools.ts";
+import { FETCH_ALLOW_LIST } from "../session/browser-tools.ts";
 import { LiveSession } from "../session/live-session.ts";
 import { href } from "../router.ts";
 import { LivePane } from "./session.tsx";
@@ -55,7 +55,8 @@ export function NewSessionView({ client }: { client: AgentClient }) {
   const start = (e: Event) => {
     e.preventDefault();
     const session = new LiveSession(client, {
-      start: { environmentId, ...(model.trim() ? { model: model.trim() } : {}), tools: offerTools ? browserToolSchemas : [] },
+      start: { environmentId, ...(model.trim() ? { model: model.trim() } : {}) },
+      browserTools: offerTools,
       firstMessage: message,
     });
     setLive(session);

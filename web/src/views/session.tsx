@@ -125,6 +125,38 @@ export function LivePane({ live, stored = [] }: { live: LiveSession; stored?: re
   );
 }
 
+/** How often the header asks REST again while nothing else changed (another client attached, say). */
+const HEADER_REFRESH_MS = 10_000;
+
+/**
+ * Keeps the header's REST figures (status, turns, attached streams) true while the session is
+ * live: asked again when the link's status changes (after a reload the stream re-attaches, and
+ * REST then counts it), when a turn ends or the session ends, and every HEADER_REFRESH_MS.
+ */
+function useSessionHeader(id: string, live: LiveSession | undefined, set: (s: SessionJson) => void): void {
+  useEffect(() => {
+    if (!live) return undefined;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const refresh = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => void rest<SessionJson>("GET", `/v1/sessions/${encodeURIComponent(id)}`).then(set, () => undefined), 200);
+    };
+    const shape = () => `${live.status} ${live.state.ended} ${live.state.items.filter((i) => i.kind === "turn").length}`;
+    let last = shape();
+    const unsubscribe = live.subscribe(() => {
+      const now = shape();
+      if (now !== last) refresh();
+      last = now;
+    });
+    const poll = setInterval(refresh, HEADER_REFRESH_MS);
+    return () => {
+      unsubscribe();
+      clearTimeout(timer);
+      clearInterval(poll);
+    };
+  }, [id, live]);
+}
+
 /**
  * One session: a live one is attached (its view rebuilt from its responses, from the seq this
  * tab saw last); an ended one, or one this server cannot attach, shows its stored transcript.
@@ -135,6 +167,7 @@ export function SessionView({ id, client }: { id: string; client: AgentClient })
   const [error, setError] = useState("");
   const [live, setLive] = useState<LiveSession | undefined>();
   useLive(live);
+  useSessionHeader(id, live, setSession);
 
   useEffect(() => {
     let current: LiveSession | undefined;
@@ -174,7 +207,7 @@ export function SessionView({ id, client }: { id: string; client: AgentClient })
           Session <span class="mono">{id.slice(0, 8)}</span>
         </h1>
         {session && (
-          <span class="muted">
+          <span class="muted" data-session-head data-status={session.status} data-turns={session.turn_count} data-attached={session.attached_streams}>
             <span class={`status ${session.status}`}>{session.status}</span>
             {session.end_reason && ` (${session.end_reason})`} · {session.model} · {num(session.turn_count)} turns · {tokens(session.usage)}
             {session.attached_streams !== undefined && ` · ${session.attached_streams} attached`}

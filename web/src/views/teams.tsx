@@ -1,4 +1,4 @@
-import { Code, ConnectError } from "@connectrpc/connect";
+import { RozError } from "@roz/client";
 import { useEffect, useState } from "preact/hooks";
 import { rest, RestError } from "../api/rest.ts";
 import type { AgentClient } from "../api/rpc.ts";
@@ -68,7 +68,7 @@ function TeamWatch({ taskId, client }: { taskId: string; client: AgentClient }) 
     void (async () => {
       try {
         let state = emptyTeam();
-        for await (const e of client.watchTeam({ taskId }, { signal: abort.signal })) {
+        for await (const e of client.watchTeam(taskId, { signal: abort.signal })) {
           state = applyTeamEvent(state, e);
           setTeam(state);
           setStatus("live");
@@ -76,8 +76,8 @@ function TeamWatch({ taskId, client }: { taskId: string; client: AgentClient }) 
         setStatus("finished");
       } catch (err) {
         if (abort.signal.aborted) return;
-        const e = ConnectError.from(err);
-        setStatus(e.code === Code.NotFound ? `no task ${taskId} (or this server has no teams yet)` : `stream failed: ${e.rawMessage}`);
+        const e = err instanceof RozError ? err : new RozError("unknown", String(err));
+        setStatus(e.code === "not_found" ? `no task ${taskId} (or this server has no teams yet)` : `stream failed: ${e.message}`);
       } finally {
         clearInterval(tick);
         setNow(Date.now());
