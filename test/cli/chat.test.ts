@@ -115,7 +115,7 @@ describe("roz chat without a terminal", { timeout: 90_000 }, () => {
     expect(chat.stdout).not.toContain("not run");
   });
 
-  it("Ctrl-C cancels the running turn; twice, it leaves the session running, and --session ID goes on with it", async () => {
+  it("Ctrl-C cancels the running turn; twice, it leaves the session running; --session ID goes on with it, and shows an ended one", async () => {
     const first = new Chat([]);
     first.send("hello");
     await first.waitFor(/^\[end_turn/m);
@@ -139,5 +139,11 @@ describe("roz chat without a terminal", { timeout: 90_000 }, () => {
     expect(again.stdout.indexOf("You said: again")).toBeGreaterThan(replayEnd);
     expect(again.stdout).toMatch(new RegExp(`^session ${id} · seq \\d+ · live · idle · model scripted/default$`, "m"));
     expect(await rest(`/v1/sessions/${id}`)).toMatchObject({ status: "cancelled", turn_count: 3 });
+
+    // The end of input ended it: it can be shown, not continued.
+    const late = new Chat(["--session", id]);
+    expect(await late.run()).toBe(1);
+    expect(late.stdout).toContain("You said: again");
+    expect(late.stderr).toContain(`roz chat: session ${id} has ended: its conversation is above; it cannot go on (start a new one)`);
   });
 });

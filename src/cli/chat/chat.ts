@@ -17,6 +17,9 @@ export interface ChatInit {
   gone: (code: number) => void;
 }
 
+/** After this long without a session, the chat says it is still connecting. */
+const SLOW_CONNECT_MS = 3000;
+
 /** A worker's calls (`worker/call` ids) outlive the turn. */
 const ofTurn = (toolCallId: string): boolean => !toolCallId.includes("/");
 
@@ -52,10 +55,18 @@ export class Chat {
   async open(options: ChatOptions): Promise<void> {
     const { roz, tools } = this.#init;
     const common = { ...(tools ? { tools } : {}), onApproval: this.#onApproval };
-    const session = options.sessionId
-      ? await roz.attachSession(options.sessionId, { afterSeq: 0, ...common })
-      : await roz.startSession({ ...(options.model ? { model: options.model } : {}), title: "roz chat", ...common });
+    // An attach keeps trying an unreachable server (reconnectTimeoutMs): say what it waits for.
+    const slow = setTimeout(() => this.#init.screen.note(`(still connecting to ${options.url}…)`), SLOW_CONNECT_MS);
+    const session = await (options.sessionId
+      ? roz.attachSession(options.sessionId, { afterSeq: 0, ...common })
+      : roz.startSession({ ...(options.model ? { model: options.model } : {}), title: "roz chat", ...common })
+    ).finally(() => clearTimeout(slow));
     this.#use(session);
+    if (session.status === "ended") {
+      // Attached after its end: the server replayed it and closed the stream.
+      await this.#renderer.written(session.lastSeq);
+      throw new Error(`session ${session.id} has ended: its conversation is above; it cannot go on (start a new one)`);
+    }
     if (options.sessionId && session.lastSeq > 0) this.#renderer.markAfter(session.lastSeq, this.#init.style.dim("── re-attached: live from here ──"));
   }
 
@@ -136,12 +147,14 @@ export class Chat {
       for await (const ev of session.events) renderer.render(ev);
     })().catch(() => undefined);
     let reconnecting = false;
+    // An end before the chat is open is `open`'s to report.
+    const opened = session.status !== "ended";
     session.onStatus((status, error) => {
       if (this.#session !== session) return;
       if (status === "reconnecting" && !reconnecting) screen.note(style.yellow(`(connection lost: ${error?.message ?? "the stream broke"}; reconnecting…)`));
       if (status === "live" && reconnecting) screen.note(style.dim("(reconnected)"));
       reconnecting = status === "reconnecting";
-      if (this.#leaving || (status !== "ended" && status !== "failed")) return;
+      if (this.#leaving || (status !== "ended" && status !== "failed") || !opened) return;
       screen.note(status === "ended" ? "the session ended" : style.red(`the session is lost: ${error?.code ?? "unknown"}: ${error?.message ?? ""}`));
       this.#init.gone(status === "ended" ? 0 : 1);
     });

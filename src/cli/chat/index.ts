@@ -25,7 +25,7 @@ const processTerminal = (): ChatTerminal => ({ stdin: process.stdin, stdout: pro
 
 /** Why the chat could not start, in one line with what to do about it. */
 function startError(err: unknown, options: ChatOptions): string {
-  if (!(err instanceof RozError)) return String(err);
+  if (!(err instanceof RozError)) return err instanceof Error ? err.message : String(err);
   const hint =
     err.code === "unauthenticated"
       ? " (set ROZ_KEY or --key to an API key)"

@@ -1,9 +1,6 @@
-import type { EventOf, SessionEvent } from "@roz/client";
+import { type EventOf, InputState, type SessionEvent } from "@roz/client";
 import { newline, type Screen, writeLine } from "./screen.ts";
 import type { Style } from "./style.ts";
-
-/** `InputUpdate.state` on the wire (roz.v1 `InputState`). */
-const INPUT = { QUEUED: 1, STEERED: 2, STARTED: 3, DROPPED: 4 } as const;
 
 /** At most `max` characters of the first line of `text`, marked when cut. */
 export function brief(text: string, max = 100): string {
@@ -94,6 +91,8 @@ export class Renderer {
       case "input_update":
         return this.#input(ev);
       case "tool_request":
+        // An approval given elsewhere (another client) is over here too.
+        this.#init.closed(ev.toolCallId);
         return this.#line(style.cyan(`→ ${ev.toolName} ${brief(JSON.stringify(ev.parameters ?? {}), 160)}`));
       case "tool_finished":
         this.#init.closed(ev.toolCallId);
@@ -125,15 +124,15 @@ export class Renderer {
     const { style, own } = this.#init;
     const text = ev.content || own.get(ev.messageId) || "";
     switch (ev.state) {
-      case INPUT.QUEUED:
+      case InputState.QUEUED:
         if (this.#queued.has(ev.messageId)) return;
         this.#queued.add(ev.messageId);
         return this.#aside(style.dim(`… queued (#${ev.queuePosition})${text ? `: ${text}` : ""}`));
-      case INPUT.STEERED:
+      case InputState.STEERED:
         return this.#aside(style.dim(`↪ steered into the running turn: ${text}`));
-      case INPUT.DROPPED:
+      case InputState.DROPPED:
         return this.#aside(style.dim(`✗ dropped: ${text}`));
-      case INPUT.STARTED:
+      case InputState.STARTED:
         this.#queued.delete(ev.messageId);
         this.#running = ev.messageId;
         if (this.#init.echoOwn || !own.has(ev.messageId)) this.#line(style.cyan(`› ${text}`));
