@@ -2,7 +2,7 @@ import type { Interface } from "node:readline";
 import type { Asker } from "./asker.ts";
 import type { Chat } from "./chat.ts";
 import { type LineOutcome, runLine } from "./commands.ts";
-import type { Screen, TtyScreen } from "./screen.ts";
+import { type Screen, type TtyScreen, writeLine } from "./screen.ts";
 import type { Style } from "./style.ts";
 
 /** Two Ctrl-C within this long: detach and exit. */
@@ -60,7 +60,10 @@ export function ttyLoop(init: LoopInit, rl: Interface, screen: TtyScreen, asker:
   return new Promise<Leave>((resolve) => {
     rl.on("line", (line) => {
       screen.submitted(line);
-      if (!line.trim().startsWith("/") && asker.answer(line)) return;
+      const command = /^\/(?!\/)/.test(line.trim());
+      // A message shows when its turn starts; a command stays visible, as typed.
+      if (command) writeLine(screen, init.style.dim(`› ${line.trim()}`));
+      else if (asker.answer(line)) return;
       void runLine(line, chat, init).then((o) => {
         if (o.kind === "sent") void chat.finish(o.turn);
         const leave = leaving(o);
