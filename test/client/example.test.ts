@@ -35,8 +35,11 @@ describe("examples/client.ts", () => {
     await writeFile(file, "milk, eggs");
     const prompt = script([[{ tool_call: { name: "read_file", arguments: { path: file } } }], [{ text: "The notes say: " }, { text: "milk, eggs" }]]);
     const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = execFile(process.execPath, ["examples/client.ts", prompt], { cwd: repoRoot, env: { ...process.env, ROZ_URL: server.url }, timeout: 20_000 }, (_e, out, err) =>
-        resolve({ code: child.exitCode, stdout: out, stderr: err }),
+      const child = execFile(
+        process.execPath,
+        ["examples/client.ts", prompt],
+        { cwd: repoRoot, env: { ...process.env, ROZ_URL: server.url }, timeout: 20_000 },
+        (_e, out, err) => resolve({ code: child.exitCode, stdout: out, stderr: err }),
       );
     });
     expect(stderr.replace(/.*ExperimentalWarning.*\n|.*--trace-warnings.*\n/g, "")).toBe("");

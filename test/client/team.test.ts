@@ -4,6 +4,7 @@
 import type { TeamEvent, ToolCall } from "@roz/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/server.ts";
+import { startTcpProxy } from "../support/tcp-proxy.ts";
 import { clients, readUntil, script } from "./support.ts";
 
 let server: TestServer;
@@ -60,5 +61,43 @@ describe.each(["grpc", "connect"] as const)("watchTeam over %s", (transport) => 
 
     const later = await collect(roz.watchTeam(taskId, { afterSeq: 4 }));
     expect(later.map((e) => e.seq)).toEqual([5, 6]);
+  });
+});
+
+describe("watchTeam through a proxy that is cut", () => {
+  it("re-opens the stream after the last seq it delivered: the same events as a direct watcher, each once", async () => {
+    const proxy = await startTcpProxy(server.url);
+    try {
+      const direct = made.make(server.url, "grpc");
+      const cut = made.make(proxy.url, "grpc");
+      const session = await direct.startSession();
+      const slowWorker = script([[{ text: "step one" }, { delay_ms: 400 }, { text: " step two" }, { delay_ms: 400 }, { text: " done" }]]);
+      const turn = session.send(
+        script([
+          [{ tool_call: { id: "s1", name: "spawn_worker", arguments: { prompt: slowWorker } } }],
+          [{ tool_call: { id: "w1", name: "wait_for_workers", arguments: {} } }],
+          [{ text: "ok" }],
+        ]),
+      );
+      const [started] = (await readUntil(turn, (ev) => ev.type === "team_started")).filter((ev) => ev.type === "team_started");
+      const taskId = started?.type === "team_started" ? started.taskId : "";
+      const reference = collect(direct.watchTeam(taskId));
+      const seen: TeamEvent[] = [];
+      const watching = (async () => {
+        for await (const e of cut.watchTeam(taskId)) {
+          seen.push(e);
+          if (seen.length === 1) proxy.cut();
+        }
+      })();
+      await turn.done;
+      await session.close();
+      await watching;
+      const all = await reference;
+      expect(all.length).toBeGreaterThan(2);
+      expect(seen.map((e) => e.seq)).toEqual(all.map((e) => e.seq));
+      expect(proxy.accepted).toBeGreaterThan(1);
+    } finally {
+      await proxy.close();
+    }
   });
 });
