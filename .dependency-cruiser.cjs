@@ -10,6 +10,7 @@
  * read: no protobuf type below src/rpc, and routes/ leave protobuf JSON to src/rpc.
  * `web/` is a separate client: only its own modules and the client library `packages/client`
  * (`@roz/client`), which is self-contained: its own modules, its own generated code and npm.
+ * Of the server's folders only src/cli may use the library (`client`: `roz chat`).
  */
 const tiers = [
   ["main"],
@@ -19,12 +20,12 @@ const tiers = [
   ["session", "teams", "auth", "mcp"],
   ["agent"],
   ["models", "store", "bus"],
-  ["domain", "errors", "gen"],
+  ["domain", "errors", "gen", "client"],
 ];
 
 const imports = {
   main: ["app", "cli", "errors"],
-  cli: ["app", "auth", "store", "errors"],
+  cli: ["app", "auth", "store", "errors", "client"],
   app: ["transport", "rpc", "routes", "cluster", "session", "teams", "auth", "mcp", "agent", "models", "store", "bus", "errors", "gen"],
   transport: ["domain", "errors"],
   rpc: ["session", "teams", "mcp", "agent", "models", "store", "domain", "errors", "gen"],
@@ -41,6 +42,7 @@ const imports = {
   domain: [],
   errors: [],
   gen: [],
+  client: [],
 };
 
 const tierOf = new Map(tiers.flatMap((folders, tier) => folders.map((folder) => [folder, tier])));
@@ -50,8 +52,9 @@ for (const [folder, targets] of Object.entries(imports)) {
   }
 }
 
-/** The path pattern of a folder's files: routes/ and src/main.ts sit outside src/<folder>/. */
-const pathOf = (folder) => (folder === "routes" ? "^routes/" : folder === "main" ? "^src/main\\.ts$" : `^src/${folder}/`);
+/** The path pattern of a folder's files: routes/, src/main.ts and the client library sit outside src/<folder>/. */
+const outside = { routes: "^routes/", main: "^src/main\\.ts$", client: "^packages/client/" };
+const pathOf = (folder) => outside[folder] ?? `^src/${folder}/`;
 const anyOf = (folders) => folders.map(pathOf).join("|");
 
 module.exports = {

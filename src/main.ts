@@ -4,7 +4,7 @@
  */
 import { helpText, loadConfig, unknownVariableWarnings } from "./app/config.ts";
 import { RozError } from "./errors/index.ts";
-import { KEYS_USAGE, runHealthcheck, runKeysCommand } from "./cli/index.ts";
+import { KEYS_USAGE, runChatCommand, runHealthcheck, runKeysCommand } from "./cli/index.ts";
 
 /** Sub-commands print results on stdout and hints on stderr. */
 const io = { out: (text: string) => console.log(text), err: (text: string) => console.error(text) };
@@ -19,6 +19,7 @@ async function main(argv: string[]): Promise<number> {
     }
     return runKeysCommand(argv.slice(1), loadConfig(), io);
   }
+  if (argv[0] === "chat") return runChatCommand(argv.slice(1), io);
   if (argv[0] === "healthcheck" && argv.length === 1) {
     return runHealthcheck(loadConfig(), io);
   }

@@ -205,7 +205,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 }
 
 /** `ROZ_*` names that are not server settings but are used around it (clients, the test suite). */
-const knownNonSettings = new Set(["ROZ_KEY", "ROZ_TEST_DATABASE_URL", "ROZ_REQUIRE_POSTGRES", "ROZ_PG_BIN", "ROZ_BENCH_SPEC"]);
+const knownNonSettings = new Set(["ROZ_KEY", "ROZ_URL", "ROZ_TEST_DATABASE_URL", "ROZ_REQUIRE_POSTGRES", "ROZ_PG_BIN", "ROZ_BENCH_SPEC"]);
 
 /**
  * One warning per `ROZ_*` variable in `env` that is no setting (a typo would otherwise be

@@ -87,6 +87,7 @@ export const tiers: readonly Tier[] = [
       "test/support/**/*.test.ts",
       "test/layers.test.ts",
       "test/auth/cli.test.ts",
+      "test/cli/chat.test.ts",
       "test/client/breaks.test.ts",
       "test/client/example.test.ts",
       "test/client/team.test.ts",
