@@ -135,12 +135,15 @@ describe.each(["grpc", "connect"] as const)("over %s", (transport) => {
 
   it("rollback and fork; refusals are RozErrors with the server's code and gRPC status", async () => {
     const roz = made.make(server.url, transport);
-    const session = await roz.startSession();
+    const calls: JsonObject[] = [];
+    const tools = { read_file: readFile(calls) };
+    const session = await roz.startSession({ tools });
     await session.run("one");
     await session.run("two");
     expect(await session.rollback(1)).toEqual({ turns: 1, remainingTurns: 1 });
     await expect(session.rollback(5)).rejects.toMatchObject({ code: "invalid_argument" });
-    const fork = await session.fork({ throughTurn: 1, title: "a fork" });
+    // The same runners serve the fork, which takes its source's tool schemas.
+    const fork = await session.fork({ throughTurn: 1, title: "a fork", tools });
     expect(fork.id).not.toBe(session.id);
     expect((await fork.run("three")).text).toBe("You said: three");
     await fork.close();

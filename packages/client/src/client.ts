@@ -38,7 +38,9 @@ export class RozClientBase {
    */
   async startSession(options: StartSessionOptions = {}): Promise<Session> {
     const { tools, onApproval, ...start } = options;
-    const session = this.#session({ start: { environmentId: "", ...start, tools: toolSchemas(tools) } }, tools, onApproval);
+    // A fork takes its source's tool schemas (the server refuses new ones with it); the runners stay here.
+    const schemas = start.fork === undefined ? toolSchemas(tools) : [];
+    const session = this.#session({ start: { environmentId: "", ...start, tools: schemas } }, tools, onApproval);
     await session.ready;
     return session;
   }

@@ -95,14 +95,10 @@ export class Chat {
 
   /** Goes on in a copy of the session; the original is left running on the server. */
   async fork(): Promise<void> {
-    const { roz, tools, screen } = this.#init;
+    const { tools, screen } = this.#init;
     const source = this.#session;
-    let forked = await source.fork({ onApproval: this.#onApproval });
-    // A fork keeps the source's tools on the server; this chat's runners come with an attach.
-    if (tools) {
-      forked.detach();
-      forked = await roz.attachSession(forked.id, { afterSeq: forked.lastSeq, tools, onApproval: this.#onApproval });
-    }
+    // The fork keeps the source's tool schemas on the server; this chat's runners answer its calls.
+    const forked = await source.fork({ onApproval: this.#onApproval, ...(tools ? { tools } : {}) });
     this.#leaving = true;
     source.detach();
     this.#leaving = false;
