@@ -65,6 +65,22 @@ export const postgresUrl: Parser<string | undefined> = (raw, name) => {
   return raw;
 };
 
+/** An http(s) URL; empty is unset. */
+export const optHttpUrl: Parser<string | undefined> = (raw, name) => {
+  const value = raw.trim();
+  if (value === "") return undefined;
+  return URL.canParse(value) && /^https?:$/.test(new URL(value).protocol) ? value : fail(name, `expected an http:// or https:// URL, got "${raw}"`);
+};
+
+/** OpenTelemetry's booleans: `true` in any case is true, anything else false. */
+export const otelFlag: Parser<boolean> = (raw) => raw.trim().toLowerCase() === "true";
+
+/** One of `values`, or unset when empty. */
+export const optOneOf =
+  <T extends string>(...values: T[]): Parser<T | undefined> =>
+  (raw, name) =>
+    raw.trim() === "" ? undefined : oneOf(...values)(raw, name);
+
 export const setting = <T>(env: string, def: T, parse: Parser<T>, description: string, defaultText?: string): Setting<T> => ({
   env,
   description,

@@ -1,7 +1,23 @@
 import { closest, distance } from "fastest-levenshtein";
 import { parseSecretKey } from "../mcp/index.ts";
 import { eventFormats } from "../rpc/index.ts";
-import { bytes, fail, int, list, oneOf, optDays, optStr, type Parser, postgresUrl, type Setting, setting, str } from "./config-parsers.ts";
+import {
+  bytes,
+  fail,
+  int,
+  list,
+  oneOf,
+  optDays,
+  optHttpUrl,
+  optOneOf,
+  optStr,
+  otelFlag,
+  type Parser,
+  postgresUrl,
+  type Setting,
+  setting,
+  str,
+} from "./config-parsers.ts";
 
 /** 32 bytes as 64 hex characters or base64; the value never appears in a message. */
 const secretKey: Parser<string | undefined> = (raw, name) =>
@@ -174,6 +190,35 @@ export const settings = {
   secretKey: setting("ROZ_SECRET_KEY", undefined, secretKey, "32-byte key (64 hex characters or base64) sealing MCP server credentials at rest (AES-256-GCM)"),
   mcpCallTimeoutMs: setting("ROZ_MCP_CALL_TIMEOUT_MS", 60_000, int(100, 3_600_000), "time limit of one MCP server request (a tool call, a tool listing)"),
   mcpAllowPrivate: setting("ROZ_MCP_ALLOW_PRIVATE", "0", oneOf("0", "1"), "1: MCP server URLs may reach loopback, private and link-local addresses"),
+  // OpenTelemetry's own names (the SDK also reads its other OTEL_* variables: headers, timeout, batching, sampler).
+  otlpEndpoint: setting(
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    undefined,
+    optHttpUrl,
+    "OTLP/HTTP base URL: set, traces are exported to <url>/v1/traces",
+    "unset: no tracing",
+  ),
+  otlpTracesEndpoint: setting(
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    undefined,
+    optHttpUrl,
+    "the full URL traces are sent to (wins over OTEL_EXPORTER_OTLP_ENDPOINT)",
+  ),
+  otlpProtocol: setting("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf", oneOf("http/protobuf", "http/json"), "OTLP encoding: http/protobuf or http/json"),
+  otlpTracesProtocol: setting(
+    "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+    undefined,
+    optOneOf("http/protobuf", "http/json"),
+    "OTLP encoding of traces (wins over OTEL_EXPORTER_OTLP_PROTOCOL)",
+  ),
+  otelServiceName: setting("OTEL_SERVICE_NAME", "roz", str, "service.name of the traces"),
+  otelCaptureContent: setting(
+    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT",
+    false,
+    otelFlag,
+    "true: spans also record prompts, completions, tool arguments and results",
+  ),
+  otelSdkDisabled: setting("OTEL_SDK_DISABLED", false, otelFlag, "true: no tracing, even with an endpoint"),
 } as const;
 
 type Settings = typeof settings;

@@ -100,6 +100,7 @@ export const tiers: readonly Tier[] = [
       "test/reflection/buf-curl.test.ts",
       "test/server/cli.test.ts",
       "test/server/startup.test.ts",
+      "test/server/traces.test.ts",
       "test/session/reconnect-storm.test.ts",
       "test/store/sqlite-large-params.test.ts",
       "test/teams/restart.test.ts",
