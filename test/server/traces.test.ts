@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/app/config.ts";
 import { tracingSettingsOf } from "../../src/app/tracing-setup.ts";
 import { AgentService, SessionRequestSchema } from "../../src/gen/roz/v1/agent_pb.js";
+import { startMcpServer, type TestMcpServer } from "../support/mcp-server.ts";
 import { type OtlpReceiver, type ReceivedSpan, SPAN_KIND, STATUS, startOtlpReceiver } from "../support/otlp-receiver.ts";
 import { type SpawnedServer, spawnServer } from "../support/server.ts";
 import { type SessionClient, type SessionClientFactory, sessionClientFactory } from "../support/session-client.ts";
@@ -97,13 +98,22 @@ const logLine = (server: SpawnedServer, where: (line: Record<string, unknown>) =
 describe("tracing on: OTLP http/protobuf (the default), content not recorded", () => {
   let receiver: OtlpReceiver;
   let rig: Rig;
+  let mcp: TestMcpServer;
   beforeAll(async () => {
     receiver = await startOtlpReceiver();
-    rig = await startRig({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: "50", ROZ_TEAMS_DEFAULT: "on" });
+    mcp = await startMcpServer();
+    rig = await startRig({
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_BSP_SCHEDULE_DELAY: "50",
+      ROZ_TEAMS_DEFAULT: "on",
+      ROZ_MCP_ALLOW_PRIVATE: "1",
+      ROZ_PERMISSION_RULES: JSON.stringify([{ tool_pattern: "mcp__trusted__*", policy: "allow" }]),
+    });
   });
   afterAll(async () => {
     await stopRig(rig);
     await receiver?.close();
+    await mcp?.close();
   });
 
   it("a turn with a client tool is an invoke_agent span under the client's span, with chat and execute_tool children", async () => {
@@ -249,6 +259,33 @@ describe("tracing on: OTLP http/protobuf (the default), content not recorded", (
     expect(run.parentSpanId).toBe(spawn.spanId);
     expect(run.attributes).toMatchObject({ "gen_ai.operation.name": "invoke_agent", "gen_ai.conversation.id": sessionId, "gen_ai.usage.output_tokens": 2 });
     expect(workerChat.attributes).toMatchObject({ "gen_ai.usage.input_tokens": 9, "gen_ai.response.finish_reasons": ["end_turn"] });
+    client.end();
+  });
+
+  it("an MCP tool, called by the server, is an execute_tool span of type extension under the turn", async () => {
+    const registered = await fetch(`${rig.server.url}/v1/mcp-servers`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: "trusted", url: mcp.url }),
+    });
+    expect(registered.status).toBe(201);
+    const { client, sessionId } = await openSession(rig, { traceparent: traceparent() });
+    client.send(
+      rq.user(
+        script([
+          [{ tool_call: { id: "call_mcp_1", name: "mcp__trusted__echo", arguments: { text: "hi" } } }, { finish: "tool_use" }],
+          [{ text: "echoed" }, { finish: "end_turn" }],
+        ]),
+      ),
+    );
+    expect(turnCompleteOf(await readTurn(client)).stopReason).toBe("end_turn");
+    expect(mcp.calls.at(-1)).toEqual({ tool: "echo", args: { text: "hi" } });
+    const spans = (await receiver.waitFor((all) => all.filter(ofSession(sessionId)).length >= 4)).filter(ofSession(sessionId));
+    const turn = one(spans, (s) => s.name === "invoke_agent", "the turn");
+    const call = one(spans, (s) => s.name === "execute_tool mcp__trusted__echo", "the MCP call");
+    expect(call).toMatchObject({ traceId: CLIENT_TRACE, parentSpanId: turn.spanId });
+    expect(call.attributes).toMatchObject({ "gen_ai.tool.call.id": "call_mcp_1", "gen_ai.tool.type": "extension" });
+    expect(call.status.code).toBe(STATUS.unset);
     client.end();
   });
 
