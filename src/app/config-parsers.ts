@@ -65,11 +65,14 @@ export const postgresUrl: Parser<string | undefined> = (raw, name) => {
   return raw;
 };
 
-/** An http(s) URL; empty is unset. */
-export const optHttpUrl: Parser<string | undefined> = (raw, name) => {
-  const value = raw.trim();
-  if (value === "") return undefined;
-  return URL.canParse(value) && /^https?:$/.test(new URL(value).protocol) ? value : fail(name, `expected an http:// or https:// URL, got "${raw}"`);
+/** An absolute http(s) URL without query or fragment; a trailing slash is dropped. */
+export const httpUrl: Parser<string | undefined> = (raw, name) => {
+  if (raw === "") return undefined;
+  const url = URL.canParse(raw) ? new URL(raw) : undefined;
+  if (url === undefined || (url.protocol !== "http:" && url.protocol !== "https:") || url.search !== "" || url.hash !== "" || url.username !== "") {
+    return fail(name, "expected an http:// or https:// URL without query, fragment or user");
+  }
+  return url.href.replace(/\/+$/, "");
 };
 
 /** OpenTelemetry's booleans: `true` in any case is true, anything else false. */

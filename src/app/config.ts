@@ -4,11 +4,11 @@ import { eventFormats } from "../rpc/index.ts";
 import {
   bytes,
   fail,
+  httpUrl,
   int,
   list,
   oneOf,
   optDays,
-  optHttpUrl,
   optOneOf,
   optStr,
   otelFlag,
@@ -190,18 +190,25 @@ export const settings = {
   secretKey: setting("ROZ_SECRET_KEY", undefined, secretKey, "32-byte key (64 hex characters or base64) sealing MCP server credentials at rest (AES-256-GCM)"),
   mcpCallTimeoutMs: setting("ROZ_MCP_CALL_TIMEOUT_MS", 60_000, int(100, 3_600_000), "time limit of one MCP server request (a tool call, a tool listing)"),
   mcpAllowPrivate: setting("ROZ_MCP_ALLOW_PRIVATE", "0", oneOf("0", "1"), "1: MCP server URLs may reach loopback, private and link-local addresses"),
+  publicUrl: setting(
+    "ROZ_PUBLIC_URL",
+    undefined,
+    httpUrl,
+    "this server's address as a browser reaches it: OAuth for MCP servers redirects to {ROZ_PUBLIC_URL}/v1/mcp/oauth/callback",
+    "http://{ROZ_HOST}:{ROZ_PORT}",
+  ),
   // OpenTelemetry's own names (the SDK also reads its other OTEL_* variables: headers, timeout, batching, sampler).
   otlpEndpoint: setting(
     "OTEL_EXPORTER_OTLP_ENDPOINT",
     undefined,
-    optHttpUrl,
+    httpUrl,
     "OTLP/HTTP base URL: set, traces are exported to <url>/v1/traces",
     "unset: no tracing",
   ),
   otlpTracesEndpoint: setting(
     "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
     undefined,
-    optHttpUrl,
+    httpUrl,
     "the full URL traces are sent to (wins over OTEL_EXPORTER_OTLP_ENDPOINT)",
   ),
   otlpProtocol: setting("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf", oneOf("http/protobuf", "http/json"), "OTLP encoding: http/protobuf or http/json"),
@@ -276,6 +283,12 @@ export function helpText(): string {
     "configuration (environment variables):",
     ...rows.map((r) => `  ${r.env.padEnd(width)}  ${r.description} (default: ${r.defaultText})`),
   ].join("\n");
+}
+
+/** `ROZ_PUBLIC_URL`'s default: `http://{ROZ_HOST}:{ROZ_PORT}` (https with TLS). */
+export function defaultPublicUrl(config: Pick<Config, "host" | "port" | "tlsCert">): string {
+  const host = config.host.includes(":") ? `[${config.host}]` : config.host;
+  return `${config.tlsCert !== undefined ? "https" : "http"}://${host}:${config.port}`;
 }
 
 /** Loopback addresses: where an open (key-less) server is tolerated. */

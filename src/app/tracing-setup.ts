@@ -8,8 +8,8 @@ import { SERVER_VERSION } from "./version.ts";
 /** Where spans go under the standard OTLP variables; undefined when no endpoint is set (or OTEL_SDK_DISABLED). */
 export function tracingSettingsOf(config: Config): Omit<TracingSettings, "onExportError"> | undefined {
   if (config.otelSdkDisabled) return undefined;
-  // As the SDK does: the traces endpoint as given, the general one with the signal's path.
-  const url = config.otlpTracesEndpoint ?? (config.otlpEndpoint && `${config.otlpEndpoint.replace(/\/$/, "")}/v1/traces`);
+  // As the SDK does: the traces endpoint as given, the general one (its trailing slash dropped) with the signal's path.
+  const url = config.otlpTracesEndpoint ?? (config.otlpEndpoint && `${config.otlpEndpoint}/v1/traces`);
   if (!url) return undefined;
   return {
     url,
