@@ -6,7 +6,7 @@
  * ran). Every run is saved under bench/results/ (JSON, and an SVG of the latency curve);
  * `--compare FILE` then prints the change of each metric against that earlier run.
  *
- * Sections: transport, session, scale, persistence, search, anthropic, envelope, teams, abuse, bus, reattach, mcp, cluster.
+ * Sections: transport, session, scale, tracing, persistence, search, anthropic, envelope, teams, abuse, bus, reattach, mcp, cluster.
  */
 import { runAbuse } from "./abuse.ts";
 import { runAnthropic } from "./anthropic.ts";
@@ -22,6 +22,7 @@ import { runReattach } from "./reattach.ts";
 import { runSession } from "./session.ts";
 import { type BenchOptions, printTable, type Row, within } from "./support.ts";
 import { runTeams } from "./teams.ts";
+import { runTracing } from "./tracing.ts";
 import { runTransport } from "./transport.ts";
 
 /** A section's time limit: `timeoutMs` when it sets one (one that stores a large data set first), else 300 s (120 s quick). */
@@ -29,6 +30,7 @@ const sections: Record<string, { title: string; run: (options: BenchOptions) => 
   transport: { title: "transport: StreamSession ping/pong", run: runTransport },
   session: { title: "session: deltas, tools, idle memory", run: runSession },
   scale: { title: "scale: latency curve over sessions, 10,000 idle sessions", run: runScale },
+  tracing: { title: "tracing: server CPU per delta with OpenTelemetry traces unset and on", run: runTracing, timeoutMs: 600_000 },
   persistence: { title: "persistence: turns stored, turn latency", run: runPersistence },
   search: { title: "search: full-text search over 100,000 turns, a retention sweep of 10,000 sessions", run: runSearch, timeoutMs: 1_200_000 },
   anthropic: { title: "anthropic: deltas through the Messages adapter vs the SDK direct", run: runAnthropic },

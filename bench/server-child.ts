@@ -15,7 +15,7 @@ import { startBareServer } from "./bare-server.ts";
 /** What the parent asks the child to host. */
 export interface ChildSpec {
   kind: "roz" | "bare";
-  /** Configuration of our server (the child's own environment is not read). */
+  /** Configuration of our server (the child's own environment is not read; `OTEL_*` ones also go to it, for the SDK). */
   env?: Record<string, string>;
   /** `memory`: `MemoryPersistence` instead of the store (the persistence baseline). */
   persistence?: "store" | "memory";
@@ -56,6 +56,8 @@ async function main(): Promise<void> {
     url = bare.url;
     close = bare.close;
   } else {
+    // The OpenTelemetry SDK reads its own variables (batching, headers) from the process.
+    for (const [name, value] of Object.entries(spec.env ?? {})) if (name.startsWith("OTEL_")) process.env[name] = value;
     const config = loadConfig(spec.env ?? {});
     const app = await createApp(config, spec.persistence === "memory" ? { persistence: new MemoryPersistence() } : {});
     url = await app.listen();

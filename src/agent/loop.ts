@@ -9,7 +9,7 @@ import { buildUserMessage, toolDefinitions } from "./prompt.ts";
 import { MAX_CYCLES_SYSTEM, SUMMARY_SYSTEM, renderTranscript } from "./summary.ts";
 import type { TokenCounter } from "./tokens.ts";
 import type { ToolCallIds } from "./tool-call-ids.ts";
-import { dispatchTools } from "./tool-dispatch.ts";
+import { dispatchTools, type TracedDispatch } from "./tool-dispatch.ts";
 import { DEFAULT_TOOL_RESULT_ECHO_BYTES } from "./tool-echo.ts";
 import { awaitApprovals, needsApproval, screenCalls, type PlannedCall, type Screening, type Verdict } from "./tool-gate.ts";
 import { TurnConversation } from "./turn-conversation.ts";
@@ -19,7 +19,7 @@ import { TurnTally } from "./turn-tally.ts";
 import type { AgentEvent, AgentLimits, ClientTool, PermissionAnswer, ServerTool, StopReason, ToolOutcome, TurnInput } from "./types.ts";
 
 /** Everything one turn needs, fixed for the turn except `tools()` (registrations may land mid-turn). */
-export interface TurnDeps {
+export interface TurnDeps extends TracedDispatch {
   input: TurnInput;
   model: ResolvedModel;
   limits: AgentLimits;
@@ -217,6 +217,7 @@ class TurnLoop {
       resultMaxTokens: deps.limits.toolResultMaxTokens,
       echoBytes: deps.limits.toolResultEchoBytes ?? DEFAULT_TOOL_RESULT_ECHO_BYTES,
       emit: deps.emit,
+      tracing: deps.tracing,
       onRequest: (name) => this.#activity("calling_tool", name, step.purpose === "observe" ? { observing: true } : {}),
     });
     this.#conversation.addToolResults(done);

@@ -1,7 +1,8 @@
-import type { AgentEvent, ServerTool, ToolCallRecord, ToolDeniedReason, ToolOutcome } from "./types.ts";
+import type { AgentEvent, ServerTool, ToolCallRecord, ToolDeniedReason, ToolOutcome, Tracing } from "./types.ts";
 import type { PendingMap } from "./pending.ts";
 import { deniedReasonOf, type PlannedCall, type Verdict } from "./tool-gate.ts";
 import { toolFinished } from "./tool-echo.ts";
+import { tracedCall } from "./tool-span.ts";
 import { toolTimeoutMs } from "./tool-registry.ts";
 import type { ToolResultForModel } from "./turn-messages.ts";
 import { truncateHeadTail } from "./truncate.ts";
@@ -12,7 +13,12 @@ export interface DispatchedCall {
   record: ToolCallRecord;
 }
 
-export interface DispatchDeps {
+/** Where tool calls are traced (absent: not traced). */
+export interface TracedDispatch {
+  tracing?: Tracing | undefined;
+}
+
+export interface DispatchDeps extends TracedDispatch {
   results: PendingMap<ToolOutcome>;
   serverTools: Pick<ReadonlyMap<string, ServerTool>, "get">;
   signal: AbortSignal;
@@ -43,8 +49,8 @@ export async function dispatchTools(calls: readonly PlannedCall[], verdicts: rea
     // An approval's modifier may have changed the arguments: the call runs as approved.
     const approved = verdict.parameters === undefined ? call : { ...call, parameters: verdict.parameters };
     const { permission } = verdict;
-    if (call.tool?.category === "pure") return runOne(approved, permission, deps);
-    const next: Promise<DispatchedCall> = chain === undefined ? runOne(approved, permission, deps) : chain.then(() => runOne(approved, permission, deps));
+    if (call.tool?.category === "pure") return runTraced(approved, permission, deps);
+    const next: Promise<DispatchedCall> = chain === undefined ? runTraced(approved, permission, deps) : chain.then(() => runTraced(approved, permission, deps));
     chain = next;
     return next;
   });
@@ -63,6 +69,12 @@ function refused(call: PlannedCall, verdict: Extract<Verdict, { run: false }>, e
     result: { id: call.id, name: call.name, content: verdict.message, isError: true },
     record: { id: call.id, name: call.name, parameters: call.parameters, permission: verdict.permission, error: verdict.message, startedAt: now, endedAt: now },
   };
+}
+
+function runTraced(call: PlannedCall, permission: "allowed" | "approved", deps: DispatchDeps): Promise<DispatchedCall> {
+  const { tracing } = deps;
+  if (tracing === undefined) return runOne(call, permission, deps);
+  return tracedCall(tracing, call, deps.serverTools.get(call.name) !== undefined, () => runOne(call, permission, deps));
 }
 
 async function runOne(call: PlannedCall, permission: "allowed" | "approved", deps: DispatchDeps): Promise<DispatchedCall> {

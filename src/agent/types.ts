@@ -2,7 +2,7 @@
  * The agent layer's contract with the session layer. No protobuf or gRPC type appears
  * here: `src/rpc` maps these to the wire.
  */
-import type { AgentMode, ContextBlock, PermissionRule, StopReason, ToolOutcome, TurnRecord } from "../domain/index.ts";
+import type { AgentMode, ContextBlock, PermissionRule, StopReason, ToolOutcome, Tracing, TurnRecord } from "../domain/index.ts";
 import type { JsonObject, ModelMessage, ResolvedModel, TokenUsage } from "../models/index.ts";
 
 // Shared records live in src/domain; re-exported here for the layers that import them from the agent.
@@ -16,7 +16,10 @@ export type {
   StopReason,
   ToolCallRecord,
   ToolOutcome,
+  TraceContext,
+  Tracing,
   TurnRecord,
+  TurnSpan,
 } from "../domain/index.ts";
 
 export type ToolCategory = "unspecified" | "physical" | "pure";
@@ -198,6 +201,8 @@ export interface AgentOptions {
    * swallowed), for logs: clients only get a generic message.
    */
   onAgentError?: (error: unknown) => void;
+  /** Traces each tool call as an `execute_tool` span under the active span (absent: no tracing). */
+  tracing?: Tracing;
 }
 
 /** The answer to a tool result or decision that came from the client. */

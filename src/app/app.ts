@@ -23,6 +23,7 @@ import { createSessions } from "./sessions-setup.ts";
 import { startSessionRetention } from "./session-retention.ts";
 import { setUpStore } from "./store-setup.ts";
 import { startTeams } from "./team-wiring.ts";
+import { startTracing } from "./tracing-setup.ts";
 
 /** Parts a test or benchmark may swap; everything else is built from `Config`. */
 export interface AppOverrides {
@@ -64,14 +65,17 @@ export interface App {
  */
 export async function createApp(config: Config, overrides: AppOverrides = {}): Promise<App> {
   const metrics = createMetrics();
-  const models = modelsOf(config, overrides.models, metrics);
-  const agent = agentSettingsOf(config);
   const lifecycle = new Lifecycle();
-  const http = createHttpServer(config, metrics, lifecycle);
+  const telemetry = await startTracing(config, lifecycle, () => http.fastify.log);
+  const timed = modelsOf(config, overrides.models, metrics);
+  const models = telemetry?.traceModels(timed) ?? timed;
+  const agent = agentSettingsOf(config);
+  const http = createHttpServer(config, metrics, lifecycle, telemetry?.logIds);
   const app = http.fastify;
   const log = app.log;
   /** The base URL once listening (the bound port when ROZ_PORT is 0). */
   let listening: string | undefined;
+  telemetry?.traceRest(app);
   registerRpcEdge(app, config);
   try {
     const node = nodeIdentityOf(config);
@@ -84,7 +88,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     startSessionRetention(store, nodeId, config, log, lifecycle);
     metrics.observeBus(bus, nodeId);
     const mcp = createMcp(config, store, log, lifecycle, () => config.publicUrl ?? listening ?? defaultPublicUrl(config));
-    const teams = await startTeams({ config, store, bus, models, agent, nodeId, heartbeat, mcp, log, lifecycle });
+    const teams = await startTeams({ config, store, bus, models, agent, nodeId, heartbeat, mcp, log, lifecycle, telemetry });
     const rateLimits = createRateLimits(config);
     const sessions = createSessions({
       config,
@@ -99,6 +103,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       metrics,
       log,
       lifecycle,
+      telemetry,
     });
     const { routing, relay } = wireCluster(bus, nodeId, sessions, metrics, log, lifecycle);
     await registerRestEdge(app, { config, authenticate, rateLimits, metrics });

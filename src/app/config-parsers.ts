@@ -75,6 +75,15 @@ export const httpUrl: Parser<string | undefined> = (raw, name) => {
   return url.href.replace(/\/+$/, "");
 };
 
+/** OpenTelemetry's booleans: `true` in any case is true, anything else false. */
+export const otelFlag: Parser<boolean> = (raw) => raw.trim().toLowerCase() === "true";
+
+/** One of `values`, or unset when empty. */
+export const optOneOf =
+  <T extends string>(...values: T[]): Parser<T | undefined> =>
+  (raw, name) =>
+    raw.trim() === "" ? undefined : oneOf(...values)(raw, name);
+
 export const setting = <T>(env: string, def: T, parse: Parser<T>, description: string, defaultText?: string): Setting<T> => ({
   env,
   description,

@@ -1,7 +1,23 @@
 import { closest, distance } from "fastest-levenshtein";
 import { parseSecretKey } from "../mcp/index.ts";
 import { eventFormats } from "../rpc/index.ts";
-import { bytes, fail, httpUrl, int, list, oneOf, optDays, optStr, type Parser, postgresUrl, type Setting, setting, str } from "./config-parsers.ts";
+import {
+  bytes,
+  fail,
+  httpUrl,
+  int,
+  list,
+  oneOf,
+  optDays,
+  optOneOf,
+  optStr,
+  otelFlag,
+  type Parser,
+  postgresUrl,
+  type Setting,
+  setting,
+  str,
+} from "./config-parsers.ts";
 
 /** 32 bytes as 64 hex characters or base64; the value never appears in a message. */
 const secretKey: Parser<string | undefined> = (raw, name) =>
@@ -181,6 +197,35 @@ export const settings = {
     "this server's address as a browser reaches it: OAuth for MCP servers redirects to {ROZ_PUBLIC_URL}/v1/mcp/oauth/callback",
     "http://{ROZ_HOST}:{ROZ_PORT}",
   ),
+  // OpenTelemetry's own names (the SDK also reads its other OTEL_* variables: headers, timeout, batching, sampler).
+  otlpEndpoint: setting(
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    undefined,
+    httpUrl,
+    "OTLP/HTTP base URL: set, traces are exported to <url>/v1/traces",
+    "unset: no tracing",
+  ),
+  otlpTracesEndpoint: setting(
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    undefined,
+    httpUrl,
+    "the full URL traces are sent to (wins over OTEL_EXPORTER_OTLP_ENDPOINT)",
+  ),
+  otlpProtocol: setting("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf", oneOf("http/protobuf", "http/json"), "OTLP encoding: http/protobuf or http/json"),
+  otlpTracesProtocol: setting(
+    "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+    undefined,
+    optOneOf("http/protobuf", "http/json"),
+    "OTLP encoding of traces (wins over OTEL_EXPORTER_OTLP_PROTOCOL)",
+  ),
+  otelServiceName: setting("OTEL_SERVICE_NAME", "roz", str, "service.name of the traces"),
+  otelCaptureContent: setting(
+    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT",
+    false,
+    otelFlag,
+    "true: spans also record prompts, completions, tool arguments and results",
+  ),
+  otelSdkDisabled: setting("OTEL_SDK_DISABLED", false, otelFlag, "true: no tracing, even with an endpoint"),
 } as const;
 
 type Settings = typeof settings;

@@ -21,14 +21,17 @@ export interface HttpServer {
   listen(): Promise<string>;
 }
 
-/** Builds the server; its shutdown steps stop accepting, drain the connections and close Fastify. */
-export function createHttpServer(config: Config, metrics: Metrics, lifecycle: Lifecycle): HttpServer {
+/**
+ * Builds the server; its shutdown steps stop accepting, drain the connections and close Fastify.
+ * `logIds`: the ids of the active span, added to every log line (tracing).
+ */
+export function createHttpServer(config: Config, metrics: Metrics, lifecycle: Lifecycle, logIds?: () => Record<string, string>): HttpServer {
   const tls =
     config.tlsCert && config.tlsKey ? { cert: readSettingFile("ROZ_TLS_CERT", config.tlsCert), key: readSettingFile("ROZ_TLS_KEY", config.tlsKey) } : undefined;
   let onePort: OnePortServer | undefined;
   let answerEarly: OnePortOptions["answerEarly"];
   const app = fastify({
-    logger: loggerOptions(config),
+    logger: loggerOptions(config, logIds),
     genReqId: (req) => requestIdOf(req.headers),
     bodyLimit: config.maxMessageBytes,
     frameworkErrors: frameworkErrorReply,

@@ -26,6 +26,8 @@ export const SHUTDOWN_ORDER = [
   "fastify",
   "bus",
   "store",
+  // Last: the spans of everything above (turns cut by the shutdown included) are exported.
+  "traces",
 ] as const;
 
 export type ShutdownStep = (typeof SHUTDOWN_ORDER)[number];

@@ -10,8 +10,11 @@ export function loggableUrl(url: string): string {
   return url.startsWith(`${OAUTH_CALLBACK_PATH}?`) ? `${OAUTH_CALLBACK_PATH}?[redacted]` : url;
 }
 
-/** Pino options for Fastify: JSON lines, request ids, secrets redacted. */
-export function loggerOptions(config: Config): FastifyServerOptions["logger"] {
+/**
+ * Pino options for Fastify: JSON lines, request ids, secrets redacted; with tracing, each line
+ * written inside a span carries its `trace_id` and `span_id` (`logIds`).
+ */
+export function loggerOptions(config: Config, logIds?: () => Record<string, string>): FastifyServerOptions["logger"] {
   return {
     level: config.logLevel,
     redact: { paths: ["req.headers.authorization", "headers.authorization"], censor: "[redacted]" },
@@ -25,5 +28,6 @@ export function loggerOptions(config: Config): FastifyServerOptions["logger"] {
         remotePort: req.socket?.remotePort,
       }),
     },
+    ...(logIds ? { mixin: logIds } : {}),
   };
 }

@@ -1,6 +1,5 @@
 import { setTimeout as delay } from "node:timers/promises";
 import type { FastifyBaseLogger } from "fastify";
-import { createAgent } from "../agent/index.ts";
 import type { ModelCatalog } from "../models/index.ts";
 import { encodeResponse } from "../rpc/index.ts";
 import {
@@ -22,6 +21,8 @@ import { type NodeIdentity, stopDeadLocalNodes } from "./node-identity.ts";
 import type { RateLimits } from "./rate-limit.ts";
 import { combineExtensions, type Mcp } from "./mcp-setup.ts";
 import { teamExtension } from "./team-wiring.ts";
+import { agentFactory } from "./tracing-setup.ts";
+import type { Telemetry } from "../telemetry/index.ts";
 
 /** Kept responses a live session holds in memory at most (older ones are read from the store). */
 const MEMORY_EVENTS = 2_000;
@@ -51,6 +52,8 @@ export interface SessionsSetup {
   metrics: Metrics;
   log: FastifyBaseLogger;
   lifecycle: Lifecycle;
+  /** Tracing, when an OTLP endpoint is configured: turns and tool calls become spans. */
+  telemetry: Telemetry | undefined;
 }
 
 /**
@@ -64,7 +67,8 @@ export function createSessions(setup: SessionsSetup): Sessions {
   const isGone = async (nodeId: string) => (await stopDeadLocalNodes(store, node)).includes(nodeId);
   const deps: SessionDeps = {
     models: setup.models,
-    createAgent,
+    createAgent: agentFactory(setup.telemetry),
+    ...(setup.telemetry ? { tracing: setup.telemetry.tracing } : {}),
     persistence:
       setup.persistence ?? storePersistence(store, { id: node.id, expiryMs: config.nodeExpiryMs, isGone }, (op, run) => metrics.observeStore(op, run)),
     limits: agent.limits,

@@ -1,5 +1,4 @@
 import type { FastifyBaseLogger } from "fastify";
-import { createAgent } from "../agent/index.ts";
 import type { EventBus } from "../bus/index.ts";
 import type { ModelCatalog } from "../models/index.ts";
 import { encodeTeamEvent } from "../rpc/index.ts";
@@ -11,6 +10,8 @@ import type { Config } from "./config.ts";
 import type { Lifecycle } from "./lifecycle.ts";
 import type { Mcp } from "./mcp-setup.ts";
 import type { NodeHeartbeat } from "./node-heartbeat.ts";
+import { agentFactory } from "./tracing-setup.ts";
+import type { Telemetry } from "../telemetry/index.ts";
 
 /** The teams layer's view of a live session, over the session layer's link. */
 export function parentSessionOf(link: SessionLink): ParentSession {
@@ -51,6 +52,8 @@ export interface TeamsSetup {
   mcp: Mcp;
   log: FastifyBaseLogger;
   lifecycle: Lifecycle;
+  /** Tracing, when an OTLP endpoint is configured: workers' runs and tool calls become spans. */
+  telemetry: Telemetry | undefined;
 }
 
 /**
@@ -58,13 +61,14 @@ export interface TeamsSetup {
  * fail with timeout); from then on each heartbeat also ends the tasks of nodes that stopped
  * heart-beating. At shutdown every running task is cancelled.
  */
-export async function startTeams({ config, store, bus, models, agent, nodeId, heartbeat, mcp, log, lifecycle }: TeamsSetup): Promise<Teams> {
+export async function startTeams({ config, store, bus, models, agent, nodeId, heartbeat, mcp, log, lifecycle, telemetry }: TeamsSetup): Promise<Teams> {
   const teams = new Teams({
     store,
     bus,
     encode: encodeTeamEvent,
     models,
-    createAgent,
+    createAgent: agentFactory(telemetry),
+    ...(telemetry ? { tracing: telemetry.tracing } : {}),
     agentLimits: agent.limits,
     defaultPermissions: agent.defaultPermissions,
     defaultMaxContextTokens: config.maxContextTokens,

@@ -24,3 +24,4 @@ export { KeyCounts } from "./key-counts.ts";
 export { afterPendingIo } from "./loop-turn.ts";
 export { joinTextParts, sharedJson, sharedUtf8, type StoredText, TextParts, textPartsUtf8 } from "./text-parts.ts";
 export { mergeMetadata, metadataProblem, SESSION_LABEL_LIMITS, titleProblem } from "./session-labels.ts";
+export type { ActiveSpan, ToolSpan, ToolSpanStart, TraceContext, Tracing, TurnSpan, TurnSpanStart } from "./tracing.ts";

@@ -1,6 +1,6 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
-import { afterPendingIo } from "../domain/index.ts";
+import { afterPendingIo, type TraceContext } from "../domain/index.ts";
 import { RozError, toRozError } from "../errors/index.ts";
 import { isUuid, ownerWaitedFor, type Principal } from "../session/index.ts";
 import {
@@ -12,6 +12,7 @@ import {
 } from "../gen/roz/v1/agent_pb.js";
 import { toConnectError } from "./connect-errors.ts";
 import { commandFromWire } from "./from-wire.ts";
+import { traceContextOf, withTrace } from "./trace-context.ts";
 import { type StreamSessionDeps, startsWork } from "./stream-session.ts";
 
 /**
@@ -30,7 +31,7 @@ export function createSendToSession(deps: StreamSessionDeps) {
       const kind = request.request?.request.case;
       if (!request.request || kind === undefined) throw new RozError("invalid_argument", "request is empty");
       if (kind === "start" || kind === "resume") throw new RozError("invalid_argument", `${kind} cannot be sent to a session; use AttachSession`);
-      const lastSeq = await deliverToSession(deps, principal, request.sessionId, request.request);
+      const lastSeq = await deliverToSession(deps, principal, request.sessionId, request.request, deps.session.tracing && traceContextOf(ctx.requestHeader));
       return create(SendToSessionResponseSchema, { lastSeq: BigInt(lastSeq) });
     } catch (err) {
       throw toConnectError(toRozError(err));
@@ -47,9 +48,10 @@ export async function deliverToSession(
   principal: Principal,
   sessionId: string,
   request: SessionRequest,
+  trace?: TraceContext,
 ): Promise<number> {
   if (startsWork(request)) await afterPendingIo();
-  const command = commandFromWire(request);
+  const command = withTrace(commandFromWire(request), trace);
   deps.noteOperation?.({ rpc: "SendToSession", request: command.type, tenantId: principal.tenantId, keyId: principal.keyId });
   const located = await deps.directory.find(principal, sessionId);
   if (located.kind === "remote") {

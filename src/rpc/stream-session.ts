@@ -1,5 +1,5 @@
 import type { HandlerContext } from "@connectrpc/connect";
-import { afterPendingIo } from "../domain/index.ts";
+import { afterPendingIo, type TraceContext } from "../domain/index.ts";
 import { toRozError } from "../errors/index.ts";
 import { type Principal, type SessionCommand, SessionStream } from "../session/index.ts";
 import type { SessionRequest, SessionResponse } from "../gen/roz/v1/agent_pb.js";
@@ -8,6 +8,7 @@ import { rawRequestKey } from "./context-values.ts";
 import type { EventFormat } from "./event-format.ts";
 import { credentialCheck } from "./credential-recheck.ts";
 import { commandFromWire } from "./from-wire.ts";
+import { traceContextOf, withTrace } from "./trace-context.ts";
 import { encoderOf, refusalResponses } from "./responses.ts";
 import { EnvelopeWriter } from "./envelope-writer.ts";
 import { createStreamWriter, isJsonCall, preEncoded, type StreamWriter } from "./response-writer.ts";
@@ -148,7 +149,9 @@ export function createStreamSession(deps: StreamSessionDeps) {
     // and unobserved it would take the process down.
     void (async () => {
       const state = { attached: false };
-      const applyLocally: ApplyLocally = (local, request) => applyRequest(local, request, state, deps, principal);
+      // The stream's trace context: the turns its messages start are traced as the client's children.
+      const trace = deps.session.tracing && traceContextOf(ctx.requestHeader);
+      const applyLocally: ApplyLocally = (local, request) => applyRequest(local, request, state, deps, principal, trace);
       try {
         for await (const request of requests) {
           const check = stillAuthorized();
@@ -199,6 +202,7 @@ export function applyRequest(
   state: { attached: boolean },
   deps: Pick<StreamSessionDeps, "noteOperation">,
   principal: Principal,
+  trace?: TraceContext,
 ): StepResult {
   let command;
   try {
@@ -212,7 +216,7 @@ export function applyRequest(
   }
   if (command.type === "start" || command.type === "resume") state.attached = true;
   deps.noteOperation?.({ rpc: "StreamSession", request: command.type, tenantId: principal.tenantId, keyId: principal.keyId });
-  const handled = stream.handle(command);
+  const handled = stream.handle(withTrace(command, trace));
   return handled === undefined ? "continue" : handled.then(() => "continue");
 }
 

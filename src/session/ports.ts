@@ -3,7 +3,7 @@
  * them to the store, the model catalog and the agent factory.
  */
 import type { Agent, AgentLimits, AgentOptions, ClientTool, LiveTools, PermissionRule, ServerTool, ToolOutcome, TurnRecord } from "../agent/index.ts";
-import type { Principal, StoredText } from "../domain/index.ts";
+import type { Principal, StoredText, Tracing } from "../domain/index.ts";
 import type { ModelCatalog } from "../models/index.ts";
 import type { StoredTurn, TurnOrigin } from "../store/index.ts";
 import type { LoggedEvent, SequencedEvent, SessionEvent, SessionStatus } from "./types.ts";
@@ -93,6 +93,7 @@ export interface StoredSession {
 }
 
 export interface SessionLogger {
+  debug?(obj: object, msg?: string): void;
   info(obj: object, msg?: string): void;
   warn(obj: object, msg?: string): void;
   error(obj: object, msg?: string): void;
@@ -170,4 +171,6 @@ export interface SessionDeps {
   extend?: (link: SessionLink) => SessionExtension;
   /** A stream that sends no `start` within this time ends with `invalid_argument` (default: never). */
   startTimeoutMs?: number;
+  /** Traces each turn as an `invoke_agent` span (absent: tracing is off). */
+  tracing?: Tracing;
 }

@@ -69,6 +69,7 @@ export class SessionRequests {
           ...(command.tools ? { tools: command.tools } : {}),
           ...(command.systemContext !== undefined ? { systemContext: command.systemContext } : {}),
           ...(command.delivery !== undefined ? { delivery: command.delivery } : {}),
+          ...(command.trace ? { trace: command.trace } : {}),
         });
         return;
       }

@@ -118,6 +118,7 @@ export class Session {
     const sequencer = this.#sequencer;
     this.#turns = new TurnRunner({
       sessionId: id,
+      model: init.model,
       agent,
       sequencer,
       writer: this.#writer,

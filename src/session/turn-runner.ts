@@ -1,4 +1,4 @@
-import type { Agent, TurnInput, TurnRecord } from "../agent/index.ts";
+import type { Agent, TraceContext, TurnInput, TurnRecord } from "../agent/index.ts";
 import { addUsage, emptyUsage, type TokenUsage } from "../models/index.ts";
 import type { SessionDeps } from "./ports.ts";
 import type { Sequencer } from "./sequencer.ts";
@@ -21,7 +21,8 @@ export class TurnRunner {
   readonly #agent: Agent;
   readonly #sequencer: Sequencer;
   readonly #writer: StoreWriter;
-  readonly #deps: Pick<SessionDeps, "log" | "metrics">;
+  readonly #model: string;
+  readonly #deps: Pick<SessionDeps, "log" | "metrics" | "tracing">;
   /** Whether the session is ending (or leaving this process): a cut turn is then not recorded here. */
   readonly #ending: () => boolean;
   readonly #ended: () => void;
@@ -45,10 +46,12 @@ export class TurnRunner {
 
   constructor(init: {
     sessionId: string;
+    /** The session's model (`provider/model`), for the turn's span. */
+    model: string;
     agent: Agent;
     sequencer: Sequencer;
     writer: StoreWriter;
-    deps: Pick<SessionDeps, "log" | "metrics">;
+    deps: Pick<SessionDeps, "log" | "metrics" | "tracing">;
     ending: () => boolean;
     cutTurn?: RunningTurnInfo;
     /** The number of the session's last turn before this process (0 for a new session). */
@@ -57,6 +60,7 @@ export class TurnRunner {
     ended?: () => void;
   }) {
     this.#sessionId = init.sessionId;
+    this.#model = init.model;
     this.#agent = init.agent;
     this.#sequencer = init.sequencer;
     this.#writer = init.writer;
@@ -103,12 +107,20 @@ export class TurnRunner {
     while (this.#turn !== undefined) await this.#turn;
   }
 
-  /** Starts a turn; the caller checked that none is running. */
-  start(input: TurnInput): void {
+  /** Starts a turn; the caller checked that none is running. `trace`: the client's span the turn's span becomes a child of. */
+  start(input: TurnInput, trace?: TraceContext): void {
     const turn = this.#number();
     this.#running = { messageId: input.messageId, userContent: input.content, mode: input.mode, startedAt: Date.now(), turn };
     this.#writer.storeState("could not persist the running turn");
-    this.#track(this.#run(input));
+    const tracing = this.#deps.tracing;
+    if (tracing === undefined) {
+      this.#track(this.#run(input));
+      return;
+    }
+    // The whole turn runs with its span active: the agent's spans and the log lines of the turn belong to it.
+    const span = tracing.startTurn({ conversationId: this.#sessionId, model: this.#model, input: input.content, ...(trace ? { parent: trace } : {}) });
+    let ended: TurnRecord | undefined;
+    this.#track(span.run(() => this.#run(input, (record) => (ended = record))).finally(() => span.end(ended)));
   }
 
   /** Cuts the running turn for a shutdown: it ends with `interrupted` (stored like any turn). */
@@ -136,12 +148,15 @@ export class TurnRunner {
     return turn;
   }
 
-  async #run(input: TurnInput): Promise<void> {
+  /** `ended`: told of the turn's record once it is stored and delivered. */
+  async #run(input: TurnInput, ended?: (record: TurnRecord) => void): Promise<void> {
     try {
       for await (const event of this.#agent.runTurn(input)) {
         if (event.type === "error") this.#deps.metrics.error(event.code);
-        if (event.type === "turn_complete") await this.#complete(this.#interrupting ? this.#asInterrupted(event) : event);
-        else this.#sequencer.emit(event);
+        if (event.type === "turn_complete") {
+          const record = await this.#complete(this.#interrupting ? this.#asInterrupted(event) : event);
+          ended?.(record);
+        } else this.#sequencer.emit(event);
         // The model saw a steered message: the state now stored holds it in the history, not as waiting.
         if (event.type === "steered") this.#writer.storeState();
       }
@@ -166,7 +181,7 @@ export class TurnRunner {
    * and the session's state, in one write; only then is turn_complete delivered (see
    * `Sequencer.release`).
    */
-  async #complete(event: TurnComplete): Promise<void> {
+  async #complete(event: TurnComplete): Promise<TurnRecord> {
     this.#sequencer.flush();
     this.#running = undefined;
     this.#usage = addUsage(this.#usage, event.usage);
@@ -175,6 +190,12 @@ export class TurnRunner {
     const stored = await this.#writer.storeTurn(record, completed);
     this.#deps.metrics.turnCompleted(record);
     this.#sequencer.release(completed, event, stored);
+    const { usage, stopReason } = record;
+    this.#deps.log.debug?.(
+      { sessionId: this.#sessionId, turn: record.turn, stopReason, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens },
+      "turn ended",
+    );
+    return record;
   }
 
   /**
@@ -189,9 +210,9 @@ export class TurnRunner {
     const event = cutTurnComplete(cut);
     const turn = this.#track(
       Promise.resolve()
-        .then(() => {
+        .then(async () => {
           this.#number(cut.turn);
-          return this.#complete(this.#asInterrupted(event));
+          await this.#complete(this.#asInterrupted(event));
         })
         .catch((err: unknown) => this.#deps.log.error({ err, sessionId: this.#sessionId }, "could not record the cut turn")),
     );

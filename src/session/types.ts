@@ -2,7 +2,7 @@
  * The session layer's domain: commands a client sends and events it receives, free of
  * protobuf. `src/rpc` decodes requests into `SessionCommand` and encodes `SessionEvent`.
  */
-import type { AgentEvent, AgentMode, ClientTool, ContextBlock, PermissionRule, ToolOutcome } from "../agent/index.ts";
+import type { AgentEvent, AgentMode, ClientTool, ContextBlock, PermissionRule, ToolOutcome, TraceContext } from "../agent/index.ts";
 import type { SessionErrorCode } from "../errors/index.ts";
 import type { JsonObject, ModelMessage, TokenUsage } from "../models/index.ts";
 
@@ -46,6 +46,8 @@ export type SessionCommand =
       tools?: ClientTool[];
       systemContext?: string;
       delivery?: InputDelivery;
+      /** The W3C trace context of the request that carried it: the turn it starts is traced as its child. */
+      trace?: TraceContext;
     }
   | { type: "tool_result"; toolCallId: string; outcome: ToolOutcome }
   /** `clearQueue`: also drop every waiting message. */

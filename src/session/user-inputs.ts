@@ -81,15 +81,18 @@ export class UserInputs {
   #start(input: Omit<WaitingInput, "delivery">): void {
     const { messageId, content, context, mode, tools, systemContext } = input;
     this.#init.emit({ type: "input_update", messageId, state: "started", content });
-    this.#init.turns.start({
-      messageId,
-      content,
-      context,
-      mode,
-      ...(tools ? { tools } : {}),
-      ...(systemContext !== undefined ? { systemContext } : {}),
-      steers: { take: () => this.#takeSteers() },
-    });
+    this.#init.turns.start(
+      {
+        messageId,
+        content,
+        context,
+        mode,
+        ...(tools ? { tools } : {}),
+        ...(systemContext !== undefined ? { systemContext } : {}),
+        steers: { take: () => this.#takeSteers() },
+      },
+      input.trace,
+    );
   }
 
   /** The running turn takes the steers that wait (the turn runner stores the state once the model saw them). */

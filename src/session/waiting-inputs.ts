@@ -1,4 +1,4 @@
-import type { AgentMode, ClientTool, ContextBlock } from "../agent/index.ts";
+import type { AgentMode, ClientTool, ContextBlock, TraceContext } from "../agent/index.ts";
 import type { InputDelivery } from "./types.ts";
 
 /**
@@ -14,6 +14,8 @@ export interface WaitingInput {
   tools?: ClientTool[];
   systemContext?: string;
   delivery: InputDelivery;
+  /** The client's trace context: the turn the message starts is traced as its child. */
+  trace?: TraceContext;
 }
 
 /** A waiting message as REST shows it (`queued_inputs`); `queuePosition` is 0 for all but queued ones. */

@@ -1,5 +1,5 @@
 import { hostname } from "node:os";
-import type { Agent, AgentEvent, AgentMode, ClientTool, LiveTools, PermissionRule, ServerTool, TurnRecord } from "../agent/index.ts";
+import type { Agent, AgentEvent, AgentMode, ClientTool, LiveTools, PermissionRule, ServerTool, TurnRecord, TurnSpan } from "../agent/index.ts";
 import type { ModelMessage, ResolvedModel, TokenUsage } from "../models/index.ts";
 import type { ParentSession, TeamsDeps } from "./ports.ts";
 import type { TaskLog } from "./task-log.ts";
@@ -96,6 +96,14 @@ export class WorkerRun {
     const routes: (() => void)[] = [];
     const timer = setTimeout(() => this.cancel("timeout"), deps.limits.workerTimeoutMs);
     let agent: Agent | undefined;
+    let record: TurnRecord | undefined;
+    // The worker's span: a child of the span active at its spawn (the parent turn's spawn_worker call).
+    const span: TurnSpan | undefined = deps.tracing?.startTurn({
+      conversationId: spec.parent?.sessionId ?? spec.taskId,
+      model: spec.model.name,
+      input: spec.prompt,
+      agentId: spec.id,
+    });
     try {
       agent = deps.createAgent({
         model: spec.model,
@@ -114,7 +122,6 @@ export class WorkerRun {
       this.#cancelTurn = (reason) => running.cancelTurn(reason);
       if (this.#cancelReason !== undefined) agent.cancelTurn(this.#cancelReason);
       const byName = new Map(spec.tools.map((t) => [t.name, t]));
-      let record: TurnRecord | undefined;
       let phase = 0;
       const routed = new Set<string>();
       /** The agent's ids of the calls sent to the parent's client as `ToolRequest`. */
@@ -174,7 +181,10 @@ export class WorkerRun {
           record = event.record;
         }
       };
-      for await (const event of agent.runTurn({ messageId: spec.id, content: spec.prompt, context: [], mode: spec.mode })) handle(event);
+      const consume = async (): Promise<void> => {
+        for await (const event of running.runTurn({ messageId: spec.id, content: spec.prompt, context: [], mode: spec.mode })) handle(event);
+      };
+      await (span ? span.run(consume) : consume());
       transcript = agent.history();
       usage = record?.usage ?? ZERO_USAGE;
       ending = this.#endingOf(record, transcript, byName);
@@ -182,6 +192,7 @@ export class WorkerRun {
       deps.log.error({ err, workerId: spec.id, taskId: spec.taskId }, "worker failed outside the agent loop");
       ending = { status: "failed", reason: this.#cancelReason ?? "model_error" };
     } finally {
+      span?.end(record);
       clearTimeout(timer);
       for (const unroute of routes) unroute();
       agent?.dispose();

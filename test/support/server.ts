@@ -35,7 +35,8 @@ const testDefaults: Record<string, string> = {
 };
 
 /** Environment variables of the host that would leak real configuration into a test server. */
-const leaks = (name: string): boolean => name.startsWith("ROZ_") || ["OPENAI_API_KEY", "OPENAI_BASE_URL", "DATABASE_URL", "NATS_URL"].includes(name);
+const leaks = (name: string): boolean =>
+  name.startsWith("ROZ_") || name.startsWith("OTEL_") || ["OPENAI_API_KEY", "OPENAI_BASE_URL", "DATABASE_URL", "NATS_URL"].includes(name);
 
 export interface TestServer {
   /** Base URL, e.g. `http://127.0.0.1:40123` (`https://` with TLS). */

@@ -105,6 +105,7 @@ export const tiers: readonly Tier[] = [
       "test/server/cli.test.ts",
       "test/server/startup.test.ts",
       "test/server/startup-unwind.test.ts",
+      "test/server/traces.test.ts",
       "test/session/reconnect-storm.test.ts",
       "test/store/sqlite-large-params.test.ts",
       "test/teams/restart.test.ts",
