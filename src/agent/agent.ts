@@ -122,6 +122,7 @@ class SessionAgent implements Agent {
         this.#history = history;
       },
       onAgentError: (err) => options.onAgentError?.(err),
+      spend: options.spend,
     }).catch((err: unknown) => {
       // The loop reports its own failures; this only guards against a failing emit path.
       options.onAgentError?.(err);

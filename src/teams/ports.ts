@@ -2,7 +2,7 @@
  * What the teams layer needs from the outside, as narrow interfaces; `src/app` wires them.
  * Sessions are reached only through `ParentSession`: this layer never imports the session layer.
  */
-import type { Agent, AgentLimits, AgentOptions, ApprovalQuestion, ClientTool, LiveTools, PermissionRule, ToolOutcome } from "../agent/index.ts";
+import type { Agent, AgentLimits, AgentOptions, ApprovalQuestion, ClientTool, LiveTools, PermissionRule, SpendGate, ToolOutcome } from "../agent/index.ts";
 import type { EventBus } from "../bus/index.ts";
 import type { JsonObject, ModelCatalog } from "../models/index.ts";
 import type { Store } from "../store/index.ts";
@@ -89,4 +89,6 @@ export interface TeamsDeps {
   log: TeamsLogger;
   /** The live server tools (MCP servers') of a worker of this tenant and, if any, parent session. */
   liveTools?: (tenantId: string, sessionId: string | undefined) => LiveTools;
+  /** The budgets and spend counting of a worker's model calls: its tenant's and, if any, its parent session's (§13). */
+  spend?: (owner: { tenantId: string; sessionId?: string }) => SpendGate;
 }
