@@ -4,7 +4,9 @@ import { onEveryProvider, tiers } from "./test/tiers/tiers.ts";
 /** What a tier's project needs besides its files: the shared Chromium, the one cluster topology. */
 const tierSettings: Record<string, object> = {
   // Its files mostly wait on sockets and timers: two workers on two cores, where vitest's default is one.
-  fast: { maxWorkers: 2 },
+  // Each worker keeps its modules from file to file (importing them afresh per file was a third of
+  // the tier's time); a file that mocks a module belongs to the processes tier, which isolates.
+  fast: { maxWorkers: 2, isolate: false },
   browser: { globalSetup: ["test/support/chromium-server.ts"] },
   // One worker that keeps its modules across files: they share one topology (test/support/shared-cluster.ts).
   // Its own group, so that a run mixing tiers runs it after the others (vitest refuses two worker counts in one group).
@@ -22,7 +24,7 @@ export default defineConfig({
     projects: [
       ...tiers.map((tier) => ({ extends: true, test: { name: tier.name, include: [...tier.include], ...tierSettings[tier.name] } })),
       // The same files with the fixture's default model on the Anthropic Messages API (test/session/fixture.ts).
-      { extends: true, test: { name: "anthropic", include: [...onEveryProvider], env: { ROZ_TEST_PROVIDER: "anthropic" } } },
+      { extends: true, test: { name: "anthropic", include: [...onEveryProvider], maxWorkers: 2, isolate: false, env: { ROZ_TEST_PROVIDER: "anthropic" } } },
     ],
   },
 });

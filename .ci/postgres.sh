@@ -3,6 +3,7 @@
 # on stdout (all logs go to stderr):
 #   export ROZ_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:54329/roz_test
 # Use it as:   eval "$(bash .ci/postgres.sh)"        stop it:  bash .ci/postgres.sh stop
+# A cluster it started that still answers is reused (its databases are left as they are).
 # It installs nothing: the PostgreSQL server binaries must be there (Debian: apt-get install
 # postgresql). As root, the server runs as the `postgres` user (else `nobody`).
 # Settings: ROZ_PG_PORT (default 54329), ROZ_PG_DB (default roz_test), ROZ_PG_BIN (bin dir).
@@ -53,7 +54,14 @@ case "${1:-start}" in
     ;;
 esac
 
-stop_cluster # a cluster left by an earlier run on this port
+# A cluster this script started and that still answers is shared, not restarted: several test
+# runs (or developers' shells) on one machine then use one server, each in databases of its own.
+if [ -f "$state" ] && as_pg "$bin/psql" -h 127.0.0.1 -p "$port" -U postgres -d "$db" -qAtc "SELECT 1" >/dev/null 2>&1; then
+  echo "postgres.sh: reusing the running cluster in $(cat "$state") on 127.0.0.1:$port, database $db"
+  echo "export ROZ_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:$port/$db" >&3
+  exit 0
+fi
+stop_cluster # a cluster left by an earlier run on this port that no longer answers
 dir=$(mktemp -d "${TMPDIR:-/tmp}/roz-ci-pg.XXXXXX")
 echo "$dir" >"$state"
 [ -z "$user" ] || chown "$user" "$dir"

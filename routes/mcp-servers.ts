@@ -22,7 +22,13 @@ const authSchema = {
     token: { type: "string", minLength: 1, maxLength: 8192, description: "bearer: the token (stored sealed, never returned)" },
     header_name: { type: "string", minLength: 1, maxLength: 128, description: "static_header: the header's name" },
     header_value: { type: "string", minLength: 1, maxLength: 8192, description: "static_header: its value (stored sealed, never returned)" },
-    scopes: { type: "array", maxItems: 64, items: { type: "string", maxLength: 256 }, description: "oauth (not supported yet)" },
+    scopes: { type: "array", maxItems: 64, items: { type: "string", maxLength: 256 }, description: "oauth: the scopes to ask for" },
+    client_name: { type: "string", minLength: 1, maxLength: 200, description: "oauth: the name roz registers as (default roz)" },
+    client_metadata_url: {
+      type: "string",
+      maxLength: 2048,
+      description: "oauth: an https URL of a client metadata document, used as client id where the server supports it",
+    },
   },
   required: ["kind"],
   additionalProperties: false,
@@ -43,7 +49,7 @@ const createBody = {
 } as const;
 
 const healthProperties = {
-  health_status: { type: "string", enum: ["healthy", "degraded"] },
+  health_status: { type: "string", enum: ["healthy", "degraded", "oauth_pending"] },
   failure_count: { type: "integer" },
   degraded_at: timeSchema,
   last_error: { type: "string" },
@@ -63,6 +69,15 @@ const serverSchema = {
   },
   required: ["name", "transport", "url", "enabled", "auth_kind", "health_status", "failure_count", "has_credentials"],
 } as const;
+
+const oauthPendingSchema = {
+  type: "object",
+  description: "OAuth: open authorization_url in a browser; the server is usable once the authorization server redirects back",
+  properties: { approval_id: { type: "string" }, authorization_url: { type: "string" }, status: { type: "string", enum: ["pending"] } },
+  required: ["approval_id", "authorization_url", "status"],
+} as const;
+
+const registeredSchema = { ...serverSchema, properties: { ...serverSchema.properties, oauth_pending: oauthPendingSchema } } as const;
 
 const healthSchema = {
   type: "object",
@@ -102,13 +117,19 @@ function authOf(auth: FromSchema<typeof authSchema> | undefined): McpAuth {
     case "static_header":
       return { kind: "static_header", headerName: auth.header_name ?? missing("header_name"), headerValue: auth.header_value ?? missing("header_value") };
     case "oauth":
-      return { kind: "oauth", scopes: auth.scopes ?? [] };
+      return {
+        kind: "oauth",
+        scopes: auth.scopes ?? [],
+        ...(auth.client_name !== undefined ? { clientName: auth.client_name } : {}),
+        ...(auth.client_metadata_url !== undefined ? { clientMetadataUrl: auth.client_metadata_url } : {}),
+      };
   }
 }
 
 /**
  * `/mcp-servers` (under `/v1`, session-behaviour.md §12): registering and deleting need the
- * `mcp` scope, reading and health checks any key of the tenant.
+ * `mcp` scope, reading and health checks any key of the tenant. Registering with OAuth answers
+ * the server (`health_status: oauth_pending`) with `oauth_pending{approval_id, authorization_url}`.
  */
 export const mcpServerRoutes: RoutePlugin<McpServerRoutesOptions> = async (app, { servers }) => {
   const tags = ["mcp servers"];
@@ -123,19 +144,20 @@ export const mcpServerRoutes: RoutePlugin<McpServerRoutesOptions> = async (app, 
         summary: "Register an MCP server (a name registered again is replaced)",
         tags,
         body: createBody,
-        response: { 201: serverSchema, ...errorResponses(404, 409, 412, 413, 415) },
+        response: { 201: registeredSchema, ...errorResponses(404, 409, 412, 413, 415, 502) },
       },
     },
     async (request, reply) => {
       const body = request.body;
-      const view = await servers.register(principalOf(request).tenantId, {
+      const { server, oauthPending } = await servers.register(principalOf(request).tenantId, {
         name: body.name,
         url: body.url,
         enabled: body.enabled ?? true,
         auth: authOf(body.auth),
         ...(body.session_id !== undefined ? { sessionId: body.session_id } : {}),
       });
-      return reply.status(201).send(serverJson(view));
+      const pending = oauthPending && { approval_id: oauthPending.approvalId, authorization_url: oauthPending.authorizationUrl, status: "pending" as const };
+      return reply.status(201).send({ ...serverJson(server), ...(pending ? { oauth_pending: pending } : {}) });
     },
   );
 

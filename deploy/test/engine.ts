@@ -19,6 +19,8 @@ const TOOLS: Record<string, string> = {
   "docker-compose": "docker-compose",
   "/usr/lib/podman/netavark": "netavark",
   "/usr/lib/podman/aardvark-dns": "aardvark-dns",
+  // netavark sets up the compose network's NAT with it, and fails with a bare "No such file" without.
+  iptables: "iptables",
 };
 
 const onPath = (tool: string): Promise<boolean> =>

@@ -9,6 +9,7 @@ import { createHash } from "node:crypto";
 import { cpSync, globSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { withBasesLock } from "./bases-lock.ts";
 import { command, type Engine } from "./engine.ts";
 
 export const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
@@ -94,8 +95,12 @@ async function buildService(engine: Engine, key: string, service: "postgres" | "
   log(`${images[service]}: Debian's package`);
 }
 
-/** Makes each base image that is missing or was made from another recipe. */
-export async function ensureBaseImages(engine: Engine, log: Log): Promise<void> {
+/** Makes each base image that is missing or was made from another recipe (one maker at a time). */
+export function ensureBaseImages(engine: Engine, log: Log): Promise<void> {
+  return withBasesLock(engine.dir, () => makeBaseImages(engine, log), log);
+}
+
+async function makeBaseImages(engine: Engine, log: Log): Promise<void> {
   // npm as installed on this machine (the `node` package ships no npm), found from its command.
   const npmDir = dirname(dirname((await command("sh", ["-c", 'readlink -f "$(command -v npm)"'])).trim()));
   const key = await recipeKey(npmDir);

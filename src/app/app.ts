@@ -9,7 +9,7 @@ import { agentSettingsOf, modelsOf } from "./agent-setup.ts";
 import { createAuthenticator } from "./auth-setup.ts";
 import { openBus } from "./bus-setup.ts";
 import { wireCluster } from "./cluster-wiring.ts";
-import type { Config } from "./config.ts";
+import { type Config, defaultPublicUrl } from "./config.ts";
 import { createHttpServer } from "./http-server.ts";
 import { Lifecycle } from "./lifecycle.ts";
 import { createMetrics } from "./metrics.ts";
@@ -71,6 +71,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   const http = createHttpServer(config, metrics, lifecycle);
   const app = http.fastify;
   const log = app.log;
+  /** The base URL once listening (the bound port when ROZ_PORT is 0). */
+  let listening: string | undefined;
   registerRpcEdge(app, config);
   try {
     const node = nodeIdentityOf(config);
@@ -82,7 +84,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     const heartbeat = await startNodeHeartbeat(store, node, config, log, lifecycle);
     startSessionRetention(store, nodeId, config, log, lifecycle);
     metrics.observeBus(bus, nodeId);
-    const mcp = createMcp(config, store, log, lifecycle);
+    const mcp = createMcp(config, store, log, lifecycle, () => config.publicUrl ?? listening ?? defaultPublicUrl(config));
     const spend = createSpendMeter(store, metrics, log);
     const teams = await startTeams({ config, store, bus, models, agent, nodeId, heartbeat, mcp, spend, log, lifecycle });
     const rateLimits = createRateLimits(config);
@@ -128,7 +130,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       teams,
       bus,
       nodeId,
-      listen: () => http.listen(),
+      listen: async () => (listening = await http.listen()),
       close: () => lifecycle.close(log),
     };
   } catch (err) {

@@ -65,6 +65,16 @@ export const postgresUrl: Parser<string | undefined> = (raw, name) => {
   return raw;
 };
 
+/** An absolute http(s) URL without query or fragment; a trailing slash is dropped. */
+export const httpUrl: Parser<string | undefined> = (raw, name) => {
+  if (raw === "") return undefined;
+  const url = URL.canParse(raw) ? new URL(raw) : undefined;
+  if (url === undefined || (url.protocol !== "http:" && url.protocol !== "https:") || url.search !== "" || url.hash !== "" || url.username !== "") {
+    return fail(name, "expected an http:// or https:// URL without query, fragment or user");
+  }
+  return url.href.replace(/\/+$/, "");
+};
+
 export const setting = <T>(env: string, def: T, parse: Parser<T>, description: string, defaultText?: string): Setting<T> => ({
   env,
   description,

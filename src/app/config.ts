@@ -1,7 +1,7 @@
 import { closest, distance } from "fastest-levenshtein";
 import { parseSecretKey } from "../mcp/index.ts";
 import { eventFormats } from "../rpc/index.ts";
-import { bytes, fail, int, list, oneOf, optDays, optStr, type Parser, postgresUrl, type Setting, setting, str } from "./config-parsers.ts";
+import { bytes, fail, httpUrl, int, list, oneOf, optDays, optStr, type Parser, postgresUrl, type Setting, setting, str } from "./config-parsers.ts";
 
 /** 32 bytes as 64 hex characters or base64; the value never appears in a message. */
 const secretKey: Parser<string | undefined> = (raw, name) =>
@@ -174,6 +174,13 @@ export const settings = {
   secretKey: setting("ROZ_SECRET_KEY", undefined, secretKey, "32-byte key (64 hex characters or base64) sealing MCP server credentials at rest (AES-256-GCM)"),
   mcpCallTimeoutMs: setting("ROZ_MCP_CALL_TIMEOUT_MS", 60_000, int(100, 3_600_000), "time limit of one MCP server request (a tool call, a tool listing)"),
   mcpAllowPrivate: setting("ROZ_MCP_ALLOW_PRIVATE", "0", oneOf("0", "1"), "1: MCP server URLs may reach loopback, private and link-local addresses"),
+  publicUrl: setting(
+    "ROZ_PUBLIC_URL",
+    undefined,
+    httpUrl,
+    "this server's address as a browser reaches it: OAuth for MCP servers redirects to {ROZ_PUBLIC_URL}/v1/mcp/oauth/callback",
+    "http://{ROZ_HOST}:{ROZ_PORT}",
+  ),
 } as const;
 
 type Settings = typeof settings;
@@ -233,6 +240,12 @@ export function helpText(): string {
     "configuration (environment variables):",
     ...rows.map((r) => `  ${r.env.padEnd(width)}  ${r.description} (default: ${r.defaultText})`),
   ].join("\n");
+}
+
+/** `ROZ_PUBLIC_URL`'s default: `http://{ROZ_HOST}:{ROZ_PORT}` (https with TLS). */
+export function defaultPublicUrl(config: Pick<Config, "host" | "port" | "tlsCert">): string {
+  const host = config.host.includes(":") ? `[${config.host}]` : config.host;
+  return `${config.tlsCert !== undefined ? "https" : "http"}://${host}:${config.port}`;
 }
 
 /** Loopback addresses: where an open (key-less) server is tolerated. */

@@ -4,7 +4,7 @@ import { OnePortServer, type OnePortOptions } from "../transport/index.ts";
 import type { Config } from "./config.ts";
 import { EventLoopWatchdog, type Operation } from "./event-loop-watchdog.ts";
 import type { Lifecycle } from "./lifecycle.ts";
-import { loggerOptions } from "./logger.ts";
+import { loggableUrl, loggerOptions } from "./logger.ts";
 import type { Metrics } from "./metrics.ts";
 import { requestIdOf } from "./request-id.ts";
 import { frameworkErrorReply } from "./rest-errors.ts";
@@ -55,7 +55,7 @@ export function createHttpServer(config: Config, metrics: Metrics, lifecycle: Li
   lifecycle.onClose("connections", () => onePort?.drain(0, () => {}));
   lifecycle.onClose("fastify", () => app.close());
   app.addHook("onRequest", async (request, reply) => {
-    watchdog?.note({ http: request.method, url: request.url.slice(0, 200), requestId: request.id });
+    watchdog?.note({ http: request.method, url: loggableUrl(request.url).slice(0, 200), requestId: request.id });
     void reply.header("x-request-id", request.id);
   });
 

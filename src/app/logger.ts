@@ -1,10 +1,29 @@
-import type { FastifyServerOptions } from "fastify";
+import type { FastifyRequest, FastifyServerOptions } from "fastify";
+import { OAUTH_CALLBACK_PATH } from "../mcp/index.ts";
 import type { Config } from "./config.ts";
+
+/**
+ * A request URL as logs show it: the OAuth callback's query (an authorization code and the
+ * state that redeems it) is left out.
+ */
+export function loggableUrl(url: string): string {
+  return url.startsWith(`${OAUTH_CALLBACK_PATH}?`) ? `${OAUTH_CALLBACK_PATH}?[redacted]` : url;
+}
 
 /** Pino options for Fastify: JSON lines, request ids, secrets redacted. */
 export function loggerOptions(config: Config): FastifyServerOptions["logger"] {
   return {
     level: config.logLevel,
     redact: { paths: ["req.headers.authorization", "headers.authorization"], censor: "[redacted]" },
+    serializers: {
+      // Fastify's own request fields, with the URL made loggable.
+      req: (req: FastifyRequest) => ({
+        method: req.method,
+        url: loggableUrl(req.url),
+        host: req.host,
+        remoteAddress: req.ip,
+        remotePort: req.socket?.remotePort,
+      }),
+    },
   };
 }

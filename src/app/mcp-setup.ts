@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { LiveTools } from "../agent/index.ts";
-import { AddressGuard, McpConnections, McpHealth, McpServers, parseSecretKey, SecretBox, SessionMcpTools } from "../mcp/index.ts";
+import { AddressGuard, McpConnections, McpHealth, McpOAuth, McpServers, parseSecretKey, SecretBox, SessionMcpTools } from "../mcp/index.ts";
 import type { SessionExtension, SessionLink } from "../session/index.ts";
 import type { Store } from "../store/index.ts";
 import type { Config } from "./config.ts";
@@ -16,16 +16,19 @@ export interface Mcp {
 
 /**
  * Builds the MCP registry from configuration: credentials sealed with `ROZ_SECRET_KEY`, the
- * address guard (`ROZ_MCP_ALLOW_PRIVATE`), this node's connections (closed at shutdown).
+ * address guard (`ROZ_MCP_ALLOW_PRIVATE`), this node's connections (closed at shutdown), and
+ * OAuth, whose callback is under `publicUrl()` (`ROZ_PUBLIC_URL`, else where this node listens).
  */
-export function createMcp(config: Config, store: Store, log: FastifyBaseLogger, lifecycle: Lifecycle): Mcp {
+export function createMcp(config: Config, store: Store, log: FastifyBaseLogger, lifecycle: Lifecycle, publicUrl: () => string): Mcp {
   const key = config.secretKey === undefined ? undefined : parseSecretKey(config.secretKey);
+  const box = key && new SecretBox(key);
   const guard = new AddressGuard(config.mcpAllowPrivate === "1");
   const connections = new McpConnections(guard);
+  const oauth = box && new McpOAuth({ store, box, fetch: connections.fetch, publicUrl });
   // The health's background probes go through the registry built right below.
   let registry: McpServers | undefined;
   const health = new McpHealth({ store, log, probe: (server) => registry!.probeAgain(server) });
-  const servers = new McpServers({ store, box: key && new SecretBox(key), guard, connections, health, callTimeoutMs: config.mcpCallTimeoutMs });
+  const servers = new McpServers({ store, box, oauth, guard, connections, health, callTimeoutMs: config.mcpCallTimeoutMs });
   registry = servers;
   lifecycle.onClose("mcp connections", async () => {
     health.close();

@@ -9,6 +9,7 @@ import { conversationRoutes } from "../../routes/conversation.ts";
 import { environmentRoutes } from "../../routes/environments.ts";
 import { healthRoutes } from "../../routes/health.ts";
 import { keyRoutes } from "../../routes/keys.ts";
+import { mcpOAuthRoutes } from "../../routes/mcp-oauth.ts";
 import { mcpServerRoutes } from "../../routes/mcp-servers.ts";
 import { metricsRoutes } from "../../routes/metrics.ts";
 import { openapiRoutes } from "../../routes/openapi.ts";
@@ -136,6 +137,7 @@ export async function registerRestRoutes(app: FastifyInstance, setup: RestRoutes
       await v1.register(sessionLabelRoutes, { store });
       await v1.register(taskRoutes, { teams });
       await v1.register(mcpServerRoutes, { servers: mcp.servers });
+      await v1.register(mcpOAuthRoutes, { servers: mcp.servers });
       await v1.register(budgetRoutes, { store });
       await v1.register(keyRoutes, { store, onKeyCreated: () => authenticator.keysChanged(), onKeyRevoked: (keyId) => authenticator.keyRevoked(keyId) });
     },

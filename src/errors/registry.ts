@@ -52,11 +52,15 @@ export const reasons = {
   request_timeout: { code: "deadline_exceeded", retryable: true, message: "the request headers did not arrive in time", http: 408 },
   // MCP servers
   secret_key_missing: { code: "failed_precondition", retryable: false, message: "credentials cannot be stored: the server has no ROZ_SECRET_KEY" },
-  mcp_oauth_unsupported: {
+  mcp_oauth_failed: {
     code: "failed_precondition",
     retryable: false,
-    message: "OAuth for MCP servers is not supported yet: use bearer or a static header",
+    message: "the MCP server's OAuth authorization server could not be used",
+    http: 502,
   },
+  mcp_oauth_denied: { code: "permission_denied", retryable: false, message: "the authorization server did not grant access to the MCP server" },
+  mcp_oauth_state_invalid: { code: "invalid_argument", retryable: false, message: "unknown or already used OAuth state" },
+  mcp_oauth_state_expired: { code: "failed_precondition", retryable: false, message: "the OAuth authorization expired: register the server again", http: 410 },
 } as const satisfies Record<string, ReasonEntry>;
 
 /** One registry entry: see `reasons`. */

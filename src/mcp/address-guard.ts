@@ -41,7 +41,9 @@ function embeddedIpv4(address: string): string | undefined {
 
 /**
  * Refuses URLs that reach loopback, private, link-local or metadata addresses (session-behaviour
- * §12), by literal or by what DNS answers now; `allowPrivate` (ROZ_MCP_ALLOW_PRIVATE=1) turns it off.
+ * §12), by literal or by what DNS answers; `allowPrivate` (ROZ_MCP_ALLOW_PRIVATE=1) turns it off.
+ * `check` is the full check of a URL (registration); `checkTarget` and `resolve` split it for a
+ * connection, so that the addresses checked are the ones connected to (pinned-fetch.ts).
  */
 export class AddressGuard {
   readonly #allowPrivate: boolean;
@@ -55,13 +57,43 @@ export class AddressGuard {
 
   /** Throws `invalid_argument` naming the reason unless `url` is http(s) to allowed addresses. */
   async check(url: string): Promise<void> {
-    const parsed = URL.canParse(url) ? new URL(url) : undefined;
+    const target = this.checkTarget(url);
+    const host = hostOf(target);
+    if (!this.#allowPrivate && isIP(host) === 0) await this.resolve(host);
+  }
+
+  /**
+   * Throws unless `url` is http(s) and, when its host is an address literal, an allowed one.
+   * A host name is checked when it is resolved for the connection (`resolve`).
+   */
+  checkTarget(url: string | URL): URL {
+    const parsed = url instanceof URL ? url : URL.canParse(url) ? new URL(url) : undefined;
     if (parsed === undefined || (parsed.protocol !== "http:" && parsed.protocol !== "https:")) {
       throw new RozError("invalid_argument", "an MCP server URL must be an http:// or https:// URL");
     }
-    if (this.#allowPrivate) return;
-    const host = parsed.hostname.replace(/^\[|\]$/g, "");
-    const addresses = isIP(host) !== 0 ? [host] : (await this.#resolve(host)).map((a) => a.address);
+    const host = hostOf(parsed);
+    if (!this.#allowPrivate && isIP(host) !== 0) this.#refuseForbidden(host, [host]);
+    return parsed;
+  }
+
+  /** Every address of `host`; throws unless all of them are allowed (one forbidden refuses the name). */
+  async resolve(host: string): Promise<{ address: string; family: number }[]> {
+    let found: { address: string; family: number }[];
+    try {
+      found = await this.#lookup(host);
+      if (found.length === 0) throw new Error("no addresses");
+    } catch (err) {
+      throw new RozError("invalid_argument", `MCP server host ${host} does not resolve`, { cause: err });
+    }
+    if (!this.#allowPrivate)
+      this.#refuseForbidden(
+        host,
+        found.map((a) => a.address),
+      );
+    return found;
+  }
+
+  #refuseForbidden(host: string, addresses: string[]): void {
     for (const address of addresses) {
       if (this.#forbidden(address)) {
         throw new RozError(
@@ -77,14 +109,6 @@ export class AddressGuard {
     if (v4 !== undefined) return this.#ranges.check(v4, "ipv4");
     return this.#ranges.check(address, isIP(address) === 6 ? "ipv6" : "ipv4");
   }
-
-  async #resolve(host: string): Promise<{ address: string }[]> {
-    try {
-      const found = await this.#lookup(host);
-      if (found.length === 0) throw new Error("no addresses");
-      return found;
-    } catch (err) {
-      throw new RozError("invalid_argument", `MCP server host ${host} does not resolve`, { cause: err });
-    }
-  }
 }
+
+const hostOf = (url: URL): string => url.hostname.replace(/^\[|\]$/g, "");

@@ -1,3 +1,4 @@
+import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { type CallToolResult, ErrorCode, McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -14,6 +15,8 @@ export interface McpToolInfo {
 export interface McpEndpoint {
   url: string;
   headers: Record<string, string>;
+  /** OAuth servers: adds the access token to each request and refreshes it (oauth-client.ts). */
+  authProvider?: OAuthClientProvider;
   fetch: (url: string | URL, init?: RequestInit) => Promise<Response>;
 }
 
@@ -124,13 +127,13 @@ export class McpConnection {
   }
 
   async #connect(timeoutMs: number): Promise<Client> {
-    const { url, headers, fetch } = this.#endpoint;
+    const { url, headers, fetch, authProvider } = this.#endpoint;
     const client = new Client(CLIENT_INFO, { capabilities: {} });
     client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
       this.#listVersion++;
       this.#tools = undefined;
     });
-    const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers }, fetch });
+    const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers }, fetch, ...(authProvider ? { authProvider } : {}) });
     try {
       await client.connect(transport, { timeout: timeoutMs });
     } catch (err) {

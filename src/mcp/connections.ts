@@ -1,6 +1,7 @@
 import type { AddressGuard } from "./address-guard.ts";
-import { McpConnection } from "./connection.ts";
+import { McpConnection, type McpEndpoint } from "./connection.ts";
 import { guardedFetch } from "./guarded-fetch.ts";
+import { type Fetch, type PinnedFetch, pinnedFetch } from "./pinned-fetch.ts";
 
 /** A connection unused this long is closed. */
 const IDLE_MS = 300_000;
@@ -8,25 +9,29 @@ const IDLE_MS = 300_000;
 /**
  * This node's connections to MCP servers, one per registered server (a registration's id is
  * per tenant), opened on first use and closed when idle, on delete or re-registration, and at
- * shutdown. Every request goes through the address guard.
+ * shutdown. Every request goes through the address guard, over one pool of pinned sockets.
  */
 export class McpConnections {
-  readonly #guard: AddressGuard;
+  readonly #pinned: PinnedFetch;
+  /** The guarded fetch every MCP and OAuth request of this node uses. */
+  readonly fetch: Fetch;
   readonly #open = new Map<string, McpConnection>();
   readonly #sweeper: NodeJS.Timeout;
   readonly #idleMs: number;
 
   constructor(guard: AddressGuard, idleMs = IDLE_MS) {
-    this.#guard = guard;
+    this.#pinned = pinnedFetch(guard);
+    this.fetch = guardedFetch(guard, this.#pinned.fetch);
     this.#idleMs = idleMs;
     this.#sweeper = setInterval(() => this.#closeIdle(), Math.max(1_000, idleMs / 4));
     this.#sweeper.unref();
   }
 
-  get(serverId: string, url: string, headers: Record<string, string>): McpConnection {
+  /** The connection to a server, opened with `endpoint()` when there is none. */
+  get(serverId: string, endpoint: () => Omit<McpEndpoint, "fetch">): McpConnection {
     let connection = this.#open.get(serverId);
     if (connection === undefined) {
-      connection = new McpConnection({ url, headers, fetch: guardedFetch(this.#guard) });
+      connection = new McpConnection({ ...endpoint(), fetch: this.fetch });
       this.#open.set(serverId, connection);
     }
     return connection;
@@ -43,6 +48,7 @@ export class McpConnections {
     const all = [...this.#open.values()];
     this.#open.clear();
     await Promise.all(all.map((c) => c.close()));
+    this.#pinned.close();
   }
 
   #closeIdle(): void {

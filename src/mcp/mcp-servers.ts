@@ -5,11 +5,12 @@ import type { McpServerRecord, Store } from "../store/index.ts";
 import type { AddressGuard } from "./address-guard.ts";
 import { type McpConnection, type McpToolInfo, isConnectionFailure } from "./connection.ts";
 import type { McpConnections } from "./connections.ts";
-import { checkAuth, headersOf, ownerOf, secretOf } from "./credentials.ts";
+import { checkAuth, headersOf, ownerOf, secretOf, settingsOf } from "./credentials.ts";
 import type { McpHealth } from "./health.ts";
+import type { McpOAuth, OAuthCallback } from "./oauth-approvals.ts";
 import type { SecretBox } from "./secret-box.ts";
 import { outcomeOf } from "./tool-result.ts";
-import type { McpRegistration, McpServerView } from "./types.ts";
+import type { McpRegistered, McpRegistration, McpServerView } from "./types.ts";
 
 /** Server names: they become part of tool names (`mcp__{server}__{tool}`), so no `__`. */
 const SERVER_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_)){0,63}$/;
@@ -18,21 +19,28 @@ export interface McpServersDeps {
   store: Pick<Store, "putMcpServer" | "listMcpServers" | "getMcpServer" | "deleteMcpServer" | "setMcpServerHealth" | "getSession" | "deleteSessionMcpServers">;
   /** Absent without ROZ_SECRET_KEY: then no credentials can be registered. */
   box: SecretBox | undefined;
+  /** OAuth authorizations (absent without ROZ_SECRET_KEY, as tokens must be sealed). */
+  oauth: McpOAuth | undefined;
   guard: AddressGuard;
   connections: McpConnections;
   health: McpHealth;
   callTimeoutMs: number;
 }
 
+/** An OAuth server whose user has not approved yet: no tokens, so nothing to offer. */
+const awaitsOAuth = (r: McpServerRecord): boolean => r.authKind === "oauth" && r.sealedCredentials === undefined;
+
+const OAUTH_PENDING = "waiting for OAuth authorization: open the authorization_url that Register answered";
+
 export const viewOf = (r: McpServerRecord): McpServerView => ({
   name: r.name,
   url: r.url,
   enabled: r.enabled,
   authKind: r.authKind,
-  health: r.health,
+  health: awaitsOAuth(r) ? "oauth_pending" : r.health,
   failureCount: r.failureCount,
   ...(r.degradedAt !== undefined ? { degradedAt: r.degradedAt } : {}),
-  ...(r.lastError !== undefined ? { lastError: r.lastError } : {}),
+  ...(awaitsOAuth(r) ? { lastError: OAUTH_PENDING } : r.lastError !== undefined ? { lastError: r.lastError } : {}),
   hasCredentials: r.sealedCredentials !== undefined,
   ...(r.sessionId !== undefined ? { sessionId: r.sessionId } : {}),
 });
@@ -51,18 +59,23 @@ export class McpServers {
     this.#deps = deps;
   }
 
-  async register(tenantId: string, input: McpRegistration): Promise<McpServerView> {
+  /**
+   * Registers (or replaces) a server. An OAuth server is registered waiting for its user: the
+   * answer carries the authorization URL, and the callback (`authorize`) completes it.
+   */
+  async register(tenantId: string, input: McpRegistration): Promise<McpRegistered> {
     if (!SERVER_NAME.test(input.name)) {
       throw new RozError("invalid_argument", "name must be 1-64 letters, digits, - or _ (no __), starting with a letter or digit");
     }
     checkAuth(input.auth);
-    if (input.auth.kind === "oauth") throw new RozError("mcp_oauth_unsupported");
     const secret = secretOf(input.auth);
-    if (secret !== undefined && this.#deps.box === undefined) throw new RozError("secret_key_missing");
+    if ((secret !== undefined || input.auth.kind === "oauth") && this.#deps.box === undefined) throw new RozError("secret_key_missing");
     await this.#deps.guard.check(input.url);
     if (input.sessionId !== undefined && (await this.#deps.store.getSession(tenantId, input.sessionId)) === undefined) {
       throw new RozError("not_found", `no session ${input.sessionId}`);
     }
+    const { auth } = input;
+    const begun = auth.kind === "oauth" ? await this.#deps.oauth!.begin(input.url, settingsOf(auth)) : undefined;
     const old = await this.#deps.store.getMcpServer(tenantId, input.name);
     const record = await this.#deps.store.putMcpServer(tenantId, {
       name: input.name,
@@ -73,7 +86,16 @@ export class McpServers {
       ...(secret !== undefined ? { sealedCredentials: this.#deps.box!.seal(secret, ownerOf(tenantId, input.name)) } : {}),
     });
     if (old !== undefined) await this.#deps.connections.drop(old.id);
-    return viewOf(record);
+    if (begun === undefined) return { server: viewOf(record) };
+    return { server: viewOf(record), oauthPending: await this.#deps.oauth!.pend(record, begun) };
+  }
+
+  /** The OAuth callback: stores the tokens of the server whose authorization `callback.state` names. */
+  async authorize(callback: OAuthCallback): Promise<McpServerView> {
+    if (this.#deps.oauth === undefined) throw new RozError("secret_key_missing");
+    const server = await this.#deps.oauth.complete(callback);
+    await this.#deps.connections.drop(server.id);
+    return viewOf(server);
   }
 
   async list(tenantId: string): Promise<McpServerView[]> {
@@ -99,12 +121,14 @@ export class McpServers {
 
   /** Lists the server's tools afresh; success makes it healthy, a failure counts (§12). */
   async healthCheck(tenantId: string, name: string): Promise<McpServerView> {
-    return viewOf(await this.#probe(await this.#record(tenantId, name)));
+    const record = await this.#record(tenantId, name);
+    // Nothing to check before the user authorized it.
+    return viewOf(awaitsOAuth(record) ? record : await this.#probe(record));
   }
 
-  /** The servers a session may use: enabled, of its tenant or its own. */
+  /** The servers a session may use: enabled, of its tenant or its own, authorized. */
   async usable(tenantId: string, sessionId: string): Promise<McpServerRecord[]> {
-    return (await this.#deps.store.listMcpServers(tenantId, sessionId)).filter((s) => s.enabled);
+    return (await this.#deps.store.listMcpServers(tenantId, sessionId)).filter((s) => s.enabled && !awaitsOAuth(s));
   }
 
   /** The tools of a healthy server (cached per connection); a connection failure counts and rethrows. */
@@ -158,8 +182,13 @@ export class McpServers {
   }
 
   async #connectionOf(server: McpServerRecord): Promise<McpConnection> {
-    const headers = headersOf(server.authKind, server.sealedCredentials, ownerOf(server.tenantId, server.name), this.#deps.box);
-    return this.#deps.connections.get(server.id, server.url, headers);
+    return this.#deps.connections.get(server.id, () => {
+      if (server.authKind !== "oauth") {
+        return { url: server.url, headers: headersOf(server.authKind, server.sealedCredentials, ownerOf(server.tenantId, server.name), this.#deps.box) };
+      }
+      if (this.#deps.oauth === undefined) throw new RozError("secret_key_missing");
+      return { url: server.url, headers: {}, authProvider: this.#deps.oauth.clientFor(server) };
+    });
   }
 
   async #record(tenantId: string, name: string): Promise<McpServerRecord> {

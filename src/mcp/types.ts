@@ -1,5 +1,6 @@
 import type { McpAuthKind, McpHealth } from "../store/index.ts";
 import type { McpAuth } from "./credentials.ts";
+import type { OAuthPending } from "./oauth-approvals.ts";
 
 /** A registered server as clients see it: never its credentials, only whether it has some. */
 export interface McpServerView {
@@ -7,7 +8,8 @@ export interface McpServerView {
   url: string;
   enabled: boolean;
   authKind: McpAuthKind;
-  health: McpHealth;
+  /** `oauth_pending`: an OAuth server its user has not authorized yet (not offered to sessions). */
+  health: McpHealth | "oauth_pending";
   failureCount: number;
   degradedAt?: number;
   lastError?: string;
@@ -21,6 +23,12 @@ export interface McpRegistration {
   enabled: boolean;
   auth: McpAuth;
   sessionId?: string;
+}
+
+/** What `Register` answers: the server, and for OAuth the authorization its user must approve. */
+export interface McpRegistered {
+  server: McpServerView;
+  oauthPending?: OAuthPending;
 }
 
 /** A server left the healthy ones: what each session that saw it is told. */

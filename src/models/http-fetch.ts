@@ -21,10 +21,10 @@ import * as zlib from "node:zlib";
 // An idle pooled socket is closed after 4 s, or sooner when the server's `Keep-Alive:
 // timeout` says so (Node honours that hint only when the agent has a timeout of its own),
 // so a call does not fail on a socket the server already closed. 4 s is undici's default.
-const agentOptions = { keepAlive: true, timeout: 4000 };
+export const keepAliveAgentOptions = { keepAlive: true, timeout: 4000 };
 const agents = {
-  "http:": new http.Agent(agentOptions),
-  "https:": new https.Agent(agentOptions),
+  "http:": new http.Agent(keepAliveAgentOptions),
+  "https:": new https.Agent(keepAliveAgentOptions),
 };
 
 /** A successful reply's body: its Node stream, and whether a reader (Node or web side) took it. */
@@ -60,7 +60,7 @@ const zlibOptions = { flush: zlib.constants.Z_SYNC_FLUSH, finishFlush: zlib.cons
 const brotliOptions = { flush: zlib.constants.BROTLI_OPERATION_FLUSH, finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH };
 
 /** The decoder of a reply's `content-encoding`; undefined when its body is not compressed. */
-function decoderFor(res: http.IncomingMessage): zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress | undefined {
+export function decoderFor(res: http.IncomingMessage): zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress | undefined {
   const encoding = String(res.headers["content-encoding"] ?? "")
     .trim()
     .toLowerCase();
@@ -71,7 +71,7 @@ function decoderFor(res: http.IncomingMessage): zlib.Gunzip | zlib.Inflate | zli
 }
 
 /** The reply body, decompressed when the server compressed it. */
-function decoded(res: http.IncomingMessage, decoder: ReturnType<typeof decoderFor>): Readable {
+export function decoded(res: http.IncomingMessage, decoder: ReturnType<typeof decoderFor>): Readable {
   if (decoder === undefined) return res;
   res.on("error", (err) => decoder.destroy(err));
   // The decoder's error is its reader's to handle (`errored` keeps it); a reply no one
@@ -81,7 +81,8 @@ function decoded(res: http.IncomingMessage, decoder: ReturnType<typeof decoderFo
   return res.pipe(decoder);
 }
 
-function responseHeaders(res: http.IncomingMessage, decompressed: boolean): Headers {
+/** A reply's headers as fetch shows them (without the encoding and length of a decompressed body). */
+export function responseHeaders(res: http.IncomingMessage, decompressed: boolean): Headers {
   const headers = new Headers();
   for (const [name, value] of Object.entries(res.headers)) {
     if (value === undefined) continue;

@@ -14,3 +14,4 @@ export { providerToolNames, withProviderToolNames, PROVIDER_TOOL_NAME, type Tool
 export { AnthropicModel, type AnthropicModelOptions } from "./anthropic/model.ts";
 export { MAX_JSON_DEPTH, tooDeepAt, tooDeepInText } from "./json-depth.ts";
 export { argumentsFault } from "./tool-arguments.ts";
+export { decoded, decoderFor, keepAliveAgentOptions, responseHeaders } from "./http-fetch.ts";

@@ -8,6 +8,8 @@ import {
   type McpAuthConfig,
   McpAuthKind,
   McpHealthStatus,
+  McpOauthPendingApprovalSchema,
+  McpOauthPendingStatus,
   McpServerDetailSchema,
   type McpServerService,
   McpServerSummarySchema,
@@ -22,9 +24,12 @@ import type { RpcAuthenticator } from "./context-values.ts";
 
 const authKinds = { none: McpAuthKind.NONE, bearer: McpAuthKind.BEARER, static_header: McpAuthKind.STATIC_HEADER, oauth: McpAuthKind.OAUTH } as const;
 
+/** Health on the wire; an OAuth server not yet authorized has none (UNSPECIFIED, `last_error` says why). */
+const healthStatuses = { healthy: McpHealthStatus.HEALTHY, degraded: McpHealthStatus.DEGRADED, oauth_pending: McpHealthStatus.UNSPECIFIED } as const;
+
 /** The fields `McpServerSummary`, `McpServerDetail` and the health answer share. */
 const healthOf = (v: McpServerView) => ({
-  healthStatus: v.health === "healthy" ? McpHealthStatus.HEALTHY : McpHealthStatus.DEGRADED,
+  healthStatus: healthStatuses[v.health],
   failureCount: v.failureCount,
   ...(v.degradedAt !== undefined ? { degradedAt: timestampFromMs(v.degradedAt) } : {}),
   ...(v.lastError !== undefined ? { lastError: v.lastError } : {}),
@@ -52,13 +57,19 @@ function authFromWire(auth: McpAuthConfig | undefined): McpAuth {
     case "staticHeader":
       return { kind: "static_header", headerName: config.value.headerName, headerValue: config.value.headerValue };
     case "oauth":
-      return { kind: "oauth", scopes: config.value.scopes };
+      return {
+        kind: "oauth",
+        scopes: config.value.scopes,
+        ...(config.value.clientName !== undefined ? { clientName: config.value.clientName } : {}),
+        ...(config.value.clientMetadataUrl !== undefined ? { clientMetadataUrl: config.value.clientMetadataUrl } : {}),
+      };
   }
 }
 
 /**
  * `roz.v1.McpServerService` (session-behaviour.md §12), upstream's messages: Register and
- * Delete need the `mcp` scope, List, Get and HealthCheck any key of the tenant.
+ * Delete need the `mcp` scope, List, Get and HealthCheck any key of the tenant. Register with
+ * OAuth answers `oauth_pending` (the user's authorization URL); the server waits for it.
  */
 export function createMcpServerService(servers: McpServers, authenticate: RpcAuthenticator): ServiceImpl<typeof McpServerService> {
   const as = async <T>(ctx: HandlerContext, scope: string | undefined, run: (principal: Principal) => Promise<T>): Promise<T> => {
@@ -75,14 +86,16 @@ export function createMcpServerService(servers: McpServers, authenticate: RpcAut
           throw new RozError("invalid_argument", "transport must be MCP_TRANSPORT_STREAMABLE_HTTP");
         }
         if (request.sessionId !== undefined && !isUuid(request.sessionId)) throw new RozError("invalid_argument", "session_id is not a UUID");
-        const view = await servers.register(tenantId, {
+        const { server, oauthPending } = await servers.register(tenantId, {
           name: request.name,
           url: request.url,
           enabled: request.enabled,
           auth: authFromWire(request.auth),
           ...(request.sessionId !== undefined ? { sessionId: request.sessionId } : {}),
         });
-        return create(RegisterMcpServerResponseSchema, { result: { case: "server", value: detailOf(view) } });
+        if (oauthPending === undefined) return create(RegisterMcpServerResponseSchema, { result: { case: "server", value: detailOf(server) } });
+        const pending = { approvalId: oauthPending.approvalId, authorizationUrl: oauthPending.authorizationUrl, status: McpOauthPendingStatus.PENDING };
+        return create(RegisterMcpServerResponseSchema, { result: { case: "oauthPending", value: create(McpOauthPendingApprovalSchema, pending) } });
       }),
     list: (_request, ctx) =>
       as(ctx, undefined, async ({ tenantId }) =>

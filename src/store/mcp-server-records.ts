@@ -35,6 +35,22 @@ export interface McpHealthChange {
   lastError: string | null;
 }
 
+/** An OAuth authorization waiting for the user's browser (its callback takes it once). */
+export interface McpOauthPending {
+  /** The approval id `Register` answered. */
+  id: string;
+  /** SHA-256 of the OAuth `state`, hex: the state itself is not stored. */
+  stateHash: string;
+  tenantId: string;
+  serverId: string;
+  /** Sealed: the PKCE verifier and the registered client (never returned). */
+  sealed: string;
+  expiresAt: number;
+  createdAt: number;
+}
+
+export type NewMcpOauthPending = Omit<McpOauthPending, "createdAt">;
+
 export interface McpServerStore {
   /**
    * Registers `input.name` for the tenant, replacing a server of that name in the same scope
@@ -51,4 +67,14 @@ export interface McpServerStore {
   deleteSessionMcpServers(tenantId: string, sessionId: string): Promise<string[]>;
   /** Records a health change of the server with this id; false when it no longer exists. */
   setMcpServerHealth(id: string, change: McpHealthChange): Promise<boolean>;
+  /** Replaces the sealed credentials of the server with this id (OAuth tokens); false when it no longer exists. */
+  setMcpServerCredentials(id: string, sealedCredentials: string): Promise<boolean>;
+  /** Stores a pending OAuth authorization (and drops the expired ones of every tenant). */
+  putMcpOauthPending(pending: NewMcpOauthPending): Promise<void>;
+  /**
+   * Takes the pending authorization with this state hash: returns and deletes it in one step,
+   * so that of two callbacks with the same state (on any nodes) one gets it. Expired ones are
+   * returned too (the caller tells the user); undefined when unknown or already taken.
+   */
+  takeMcpOauthPending(stateHash: string): Promise<McpOauthPending | undefined>;
 }

@@ -1,9 +1,11 @@
 // The pieces under the MCP service: the address guard (by literal, by DNS, through redirects),
 // sealed credentials, and McpServerDegraded on the flat (105) and envelope (44) wires.
 import { randomBytes } from "node:crypto";
-import { describe, expect, it } from "vitest";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/app/config.ts";
-import { AddressGuard, guardedFetch, type Lookup, parseSecretKey, SecretBox } from "../../src/mcp/index.ts";
+import { AddressGuard, guardedFetch, type Lookup, parseSecretKey, pinnedFetch, SecretBox } from "../../src/mcp/index.ts";
 import { envelopesOf, envelopeStreamState } from "../../src/rpc/to-envelope.ts";
 import { responseToWire } from "../../src/rpc/to-wire.ts";
 
@@ -41,18 +43,75 @@ describe("AddressGuard", () => {
     await expect(open.check("gopher://127.0.0.1/")).rejects.toThrow(/http/);
   });
 
-  it("checks each redirect target before following it", async () => {
+  it("checks a redirect to another origin and does not follow it; follows within the origin", async () => {
     const reached: string[] = [];
     const inner = async (url: string | URL) => {
       reached.push(String(url));
-      if (String(url).startsWith("https://public.test/")) return new Response(null, { status: 307, headers: { location: "http://169.254.169.254/latest" } });
+      if (String(url).endsWith("/metadata")) return new Response(null, { status: 307, headers: { location: "http://169.254.169.254/latest" } });
+      if (String(url).endsWith("/inside")) return new Response(null, { status: 302, headers: { location: "http://inside.test/" } });
+      if (String(url).endsWith("/away")) return new Response(null, { status: 302, headers: { location: "https://other.test/x" } });
+      if (String(url).endsWith("/moved")) return new Response(null, { status: 308, headers: { location: "/mcp" } });
       return new Response("ok");
     };
     const fetchGuarded = guardedFetch(guard, inner);
-    await expect(fetchGuarded("https://public.test/mcp", { method: "POST", body: "{}" })).rejects.toThrow(/169\.254\.169\.254/);
-    expect(reached).toEqual(["https://public.test/mcp"]);
-    await expect(fetchGuarded("http://inside.test/mcp")).rejects.toThrow(/10\.0\.0\.7/);
-    expect(reached).toHaveLength(1);
+    await expect(fetchGuarded("https://public.test/metadata", { method: "POST", body: "{}" })).rejects.toThrow(/169\.254\.169\.254/);
+    expect(reached).toEqual(["https://public.test/metadata"]);
+    // Another origin is never reached (no credential header travels there): the redirect comes back.
+    expect((await fetchGuarded("https://public.test/inside")).status).toBe(302);
+    expect((await fetchGuarded("https://public.test/away")).status).toBe(302);
+    expect(await (await fetchGuarded("https://public.test/moved", { method: "POST", body: "{}" })).text()).toBe("ok");
+    expect(reached.slice(1)).toEqual(["https://public.test/inside", "https://public.test/away", "https://public.test/moved", "https://public.test/mcp"]);
+    await expect(fetchGuarded("http://10.1.2.3/mcp")).rejects.toThrow(/10\.1\.2\.3/);
+    expect(reached).toHaveLength(5);
+  });
+});
+
+describe("DNS pinning: the addresses checked are the addresses connected to", () => {
+  let local: Server;
+  let port = 0;
+  const hits: string[] = [];
+  beforeAll(async () => {
+    local = createServer((req, res) => {
+      hits.push(String(req.headers.host));
+      res.end("reached");
+    });
+    await new Promise<void>((resolve) => local.listen(0, "127.0.0.1", resolve));
+    port = (local.address() as AddressInfo).port;
+  });
+  afterAll(() => new Promise<void>((resolve) => local.close(() => resolve())));
+
+  /** A guard whose resolver answers from `answer`. */
+  const guardWith = (allowPrivate: boolean, answer: (host: string) => string[]) =>
+    new AddressGuard(allowPrivate, async (host) => answer(host).map((address) => ({ address, family: 4 })));
+
+  it("the socket connects to what the guard's resolver answered, not to what the system resolves", async () => {
+    const open = guardWith(true, (host) => (host === "pinned.test" ? ["127.0.0.1"] : []));
+    const pinned = pinnedFetch(open);
+    const get = guardedFetch(open, pinned.fetch);
+    try {
+      // The system resolver knows no pinned.test: only the guard's answer can reach the server.
+      const res = await get(`http://pinned.test:${port}/mcp`);
+      expect(await res.text()).toBe("reached");
+      expect(hits).toEqual([`pinned.test:${port}`]);
+    } finally {
+      pinned.close();
+    }
+  });
+
+  it("a name whose answer turns private after it was checked is refused at connect, with nothing reached", async () => {
+    let answers = 0;
+    // The first answer (the registration's check) is public; every later one is loopback.
+    const strict = guardWith(false, (host) => (host === "rebind.test" ? (answers++ === 0 ? ["93.184.216.34"] : ["127.0.0.1"]) : (dns[host] ?? [])));
+    const pinned = pinnedFetch(strict);
+    try {
+      await strict.check(`http://rebind.test:${port}/mcp`);
+      const before = hits.length;
+      await expect(guardedFetch(strict, pinned.fetch)(`http://rebind.test:${port}/mcp`)).rejects.toThrow(/resolves to 127\.0\.0\.1.*ROZ_MCP_ALLOW_PRIVATE/);
+      await expect(guardedFetch(strict, pinned.fetch)(`http://inside.test:${port}/`)).rejects.toThrow(/resolves to 10\.0\.0\.7/);
+      expect(hits.length).toBe(before);
+    } finally {
+      pinned.close();
+    }
   });
 });
 

@@ -1,13 +1,13 @@
 // §12 McpServerService over gRPC and REST /v1/mcp-servers on a server with keys: every RPC and
 // route, the `mcp` scope, tenant isolation, sealed credentials that no answer carries, and
-// the refusals (no secret key, OAuth not yet, private addresses without the flag).
+// the refusals (no secret key, OAuth without an authorization server, private addresses without the flag).
 import { randomBytes } from "node:crypto";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { McpAuthKind, McpHealthStatus, McpServerService, McpTransport } from "../../src/gen/roz/v1/agent_pb.js";
 import { startMcpServer, type TestMcpServer } from "../support/mcp-server.ts";
 import type { TestServer } from "../support/server.ts";
-import { client, grpcTransport, makeKey, startAuthServer, type TestKey } from "../rest/support.ts";
+import { client, grpcTransport, makeKey, startAuthServer, startSession, type TestKey } from "../rest/support.ts";
 
 const TOKEN = "tok-very-secret-123";
 const HEADER_VALUE = "hdr-very-secret-456";
@@ -101,9 +101,12 @@ describe("McpServerService (gRPC)", () => {
     await rpc(admin).delete({ name: "scoped" });
   });
 
-  it("refuses OAuth (not supported yet), bad names and a session of another tenant", async () => {
+  it("refuses OAuth with a server that has no authorization server, bad names and a session of another tenant", async () => {
     const oauth = rpc(admin).register({ name: "o", url: mcp.url, enabled: true, auth: { config: { case: "oauth", value: { scopes: [] } } } });
     expect(await codeOf(oauth)).toBe(Code.FailedPrecondition);
+    expect(await codeOf(rpc(admin).get({ name: "o" }))).toBe(Code.NotFound);
+    const badScope = rpc(admin).register({ name: "o", url: mcp.url, enabled: true, auth: { config: { case: "oauth", value: { scopes: ["a b"] } } } });
+    expect(await codeOf(badScope)).toBe(Code.InvalidArgument);
     expect(await codeOf(rpc(admin).register({ name: "a__b", url: mcp.url, enabled: true }))).toBe(Code.InvalidArgument);
     expect(await codeOf(rpc(admin).register({ name: "x", url: "ftp://example.com", enabled: true }))).toBe(Code.InvalidArgument);
     const missing = rpc(admin).register({ name: "s", url: mcp.url, enabled: true, sessionId: "6a1f3d4e-0000-4000-8000-000000000000" });
@@ -132,7 +135,7 @@ describe("REST /v1/mcp-servers", () => {
     expect((await api.get("/v1/mcp-servers/hdr")).status).toBe(404);
   });
 
-  it("answers 4xx JSON errors for bad input, OAuth, scope and other tenants", async () => {
+  it("answers JSON errors for bad input, OAuth without an authorization server, scope and other tenants", async () => {
     const api = rest(admin);
     const noUrl = await api.post("/v1/mcp-servers", { name: "x" });
     expect(noUrl.status).toBe(400);
@@ -142,8 +145,11 @@ describe("REST /v1/mcp-servers", () => {
       (await api.post("/v1/mcp-servers", { name: "x", url: mcp.url, auth: { kind: "static_header", header_name: "Host", header_value: "v" } })).status,
     ).toBe(400);
     const oauth = await api.post("/v1/mcp-servers", { name: "x", url: mcp.url, auth: { kind: "oauth" } });
-    expect(oauth.status).toBe(412);
-    expect(oauth.json.error.message).toMatch(/not supported yet/);
+    expect(oauth.status).toBe(502);
+    expect(oauth.json.error).toMatchObject({ code: "mcp_oauth_failed", message: expect.stringMatching(/OAuth/) });
+    expect((await api.get("/v1/mcp-servers/x")).status).toBe(404);
+    const httpMetadata = await api.post("/v1/mcp-servers", { name: "x", url: mcp.url, auth: { kind: "oauth", client_metadata_url: "http://example.com/c" } });
+    expect(httpMetadata.status).toBe(400);
     expect((await rest(sessionsOnly).post("/v1/mcp-servers", { name: "x", url: mcp.url })).status).toBe(403);
     expect((await api.post("/v1/mcp-servers", { name: "mine", url: mcp.url })).status).toBe(201);
     expect((await rest(other).get("/v1/mcp-servers/mine")).status).toBe(404);
@@ -152,6 +158,23 @@ describe("REST /v1/mcp-servers", () => {
     expect((await rest(other).post("/v1/mcp-servers", { name: "mine", url: mcp.url })).status).toBe(201);
     expect((await rest(other).delete("/v1/mcp-servers/mine")).json).toEqual({ deleted: true });
     expect((await api.get("/v1/mcp-servers/mine")).status).toBe(200);
+  });
+
+  it("a session is offered its own tenant's servers only: another tenant's tool is unknown to it", async () => {
+    expect((await rest(admin).post("/v1/mcp-servers", { name: "iso", url: mcp.url })).status).toBe(201);
+    const before = mcp.calls.length;
+    const script = { responses: [[{ tool_call: { name: "mcp__iso__echo", arguments: { text: "leak?" } } }], [{ text: "done" }]] };
+    const { session } = await startSession(server.url, other.secret, { model: "scripted/default" });
+    session.send({ request: { case: "userMessage", value: { content: `script: ${JSON.stringify(script)}` } } });
+    const denied: { toolName: string; reason: string }[] = [];
+    for (let r = await session.next(); r.response.case !== "turnComplete"; r = await session.next()) {
+      if (r.response.case === "toolDenied") denied.push(r.response.value);
+    }
+    expect(denied).toEqual([expect.objectContaining({ toolName: "mcp__iso__echo", reason: "unknown_tool" })]);
+    expect(mcp.calls.length).toBe(before);
+    session.end();
+    await session.done;
+    await rest(admin).delete("/v1/mcp-servers/iso");
   });
 
   it("no answer ever carried a credential", () => {
@@ -171,12 +194,12 @@ describe("without ROZ_SECRET_KEY or ROZ_MCP_ALLOW_PRIVATE", () => {
   });
   afterAll(() => bare?.close());
 
-  it("refuses a credential without a secret key, saying so", async () => {
-    const r = await client(bare, key.secret).post("/v1/mcp-servers", {
-      body: { name: "gh", url: "https://example.com/mcp", auth: { kind: "bearer", token: TOKEN } },
-    });
-    expect(r.status).toBe(412);
-    expect(r.json.error.message).toContain("ROZ_SECRET_KEY");
+  it("refuses a credential or OAuth without a secret key, saying so", async () => {
+    for (const auth of [{ kind: "bearer", token: TOKEN }, { kind: "oauth" }]) {
+      const r = await client(bare, key.secret).post("/v1/mcp-servers", { body: { name: "gh", url: "https://example.com/mcp", auth } });
+      expect(r.status).toBe(412);
+      expect(r.json.error).toMatchObject({ code: "secret_key_missing", message: expect.stringContaining("ROZ_SECRET_KEY") });
+    }
   });
 
   it("refuses loopback, private, metadata and mapped addresses", async () => {

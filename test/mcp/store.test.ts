@@ -63,5 +63,33 @@ for (const [engine, settingsOf] of engines) {
       expect(await store.getMcpServer(a.id, "mine")).toBeUndefined();
       expect(await store.setMcpServerHealth("no-such-id", { health: "healthy", failureCount: 0, degradedAt: null, lastError: null })).toBe(false);
     });
+
+    it("keeps pending OAuth authorizations: taken once, expired ones swept, gone with their server; stores tokens", async () => {
+      const a = await store.ensureTenant("a");
+      const server = await store.putMcpServer(a.id, { name: "oauthy", url: "http://x/mcp", enabled: true, authKind: "oauth" });
+      const pending = (id: string, stateHash: string, expiresAt: number) => ({
+        id,
+        stateHash,
+        tenantId: a.id,
+        serverId: server.id,
+        sealed: "sealed-v",
+        expiresAt,
+      });
+      await store.putMcpOauthPending(pending("p-old", "h-old", Date.now() - 1));
+      await store.putMcpOauthPending(pending("p1", "h1", Date.now() + 60_000));
+      // Putting another sweeps the expired one.
+      await store.putMcpOauthPending(pending("p2", "h2", Date.now() + 60_000));
+      expect(await store.takeMcpOauthPending("h-old")).toBeUndefined();
+      const [first, second] = await Promise.all([store.takeMcpOauthPending("h1"), store.takeMcpOauthPending("h1")]);
+      expect([first, second].filter((p) => p !== undefined)).toEqual([expect.objectContaining({ id: "p1", serverId: server.id, sealed: "sealed-v" })]);
+      await expect(store.putMcpOauthPending(pending("p3", "h2", Date.now() + 60_000))).rejects.toThrow();
+
+      expect(await store.setMcpServerCredentials(server.id, "sealed-tokens")).toBe(true);
+      expect((await store.getMcpServer(a.id, "oauthy"))?.sealedCredentials).toBe("sealed-tokens");
+      expect(await store.setMcpServerCredentials("no-such-id", "x")).toBe(false);
+      // Registering the name again (or deleting it) drops its pending authorizations.
+      await store.putMcpServer(a.id, { name: "oauthy", url: "http://x/mcp", enabled: true, authKind: "oauth" });
+      expect(await store.takeMcpOauthPending("h2")).toBeUndefined();
+    });
   });
 }

@@ -2,8 +2,9 @@
  * A real MCP server for the tests, built with the same SDK roz uses (`McpServer` +
  * `StreamableHTTPServerTransport`, one per client session, so server notifications reach the
  * client). Tools: `echo`, `structured`, `fail` (isError), `slow` (waits, notes cancellation).
- * It records the headers of each request, can be taken down (503) and back, and can answer
- * with a redirect.
+ * It records the headers of each request and can be taken down (503) and back. With `oauth`
+ * it is a protected resource (RFC 9728 metadata naming that authorization server) and answers
+ * 401 to any request without an access token the authorization server issued and still honours.
  */
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -11,6 +12,7 @@ import type { AddressInfo } from "node:net";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { z } from "zod";
+import type { TestOAuthServer } from "./oauth-server.ts";
 
 export interface TestMcpServer {
   /** The MCP endpoint (`/mcp`). */
@@ -21,6 +23,8 @@ export interface TestMcpServer {
   readonly calls: { tool: string; args: unknown }[];
   /** Calls of `slow` whose request was cancelled by the client. */
   readonly cancelled: string[];
+  /** Requests answered 401 (with `oauth`: no valid access token). */
+  readonly unauthorized: number;
   /** Answer every request with 503 (down) or serve again. */
   setDown(down: boolean): void;
   /** Adds a tool on every client session (the SDK sends `notifications/tools/list_changed`). */
@@ -70,19 +74,37 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   return chunks.length === 0 ? undefined : JSON.parse(Buffer.concat(chunks).toString("utf8"));
 }
 
-export async function startMcpServer(): Promise<TestMcpServer> {
+export interface McpServerOptions {
+  /** Require access tokens of this authorization server. */
+  oauth?: TestOAuthServer;
+}
+
+export async function startMcpServer(options: McpServerOptions = {}): Promise<TestMcpServer> {
   const headers: TestMcpServer["headers"] = [];
   const calls: TestMcpServer["calls"] = [];
   const cancelled: string[] = [];
   const extra = new Map<string, string>();
   const sessions = new Map<string, { transport: StreamableHTTPServerTransport; mcp: McpServer }>();
   let down = false;
+  let unauthorized = 0;
+  let url = "";
   const record = (tool: string, args: unknown) => calls.push({ tool, args });
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     headers.push({ ...req.headers });
     if (down) {
       res.writeHead(503).end("down");
+      return;
+    }
+    const { oauth } = options;
+    if (oauth !== undefined && req.url?.startsWith("/.well-known/oauth-protected-resource")) {
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ resource: url, authorization_servers: [oauth.url] }));
+      return;
+    }
+    if (oauth !== undefined && !oauth.valid(/^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1] ?? "")) {
+      unauthorized++;
+      const metadata = `${new URL(url).origin}/.well-known/oauth-protected-resource/mcp`;
+      res.writeHead(401, { "www-authenticate": `Bearer error="invalid_token", resource_metadata="${metadata}"` }).end();
       return;
     }
     const id = req.headers["mcp-session-id"];
@@ -117,11 +139,15 @@ export async function startMcpServer(): Promise<TestMcpServer> {
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
+  url = `http://127.0.0.1:${port}/mcp`;
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url,
     headers,
     calls,
     cancelled,
+    get unauthorized() {
+      return unauthorized;
+    },
     setDown: (value) => {
       down = value;
     },

@@ -41,7 +41,6 @@ export const tiers: readonly Tier[] = [
       "test/server/keepalive.test.ts",
       "test/server/lifecycle.test.ts",
       "test/server/one-port-rest.test.ts",
-      "test/server/startup-unwind.test.ts",
       "test/server/stream-writes.test.ts",
       "test/server/tls.test.ts",
       "test/session/anthropic-transcript.test.ts",
@@ -84,7 +83,7 @@ export const tiers: readonly Tier[] = [
   },
   {
     name: "processes",
-    holds: "real server processes and CLIs: restarts, crashes, startup, durability on both stores, external tools",
+    holds: "real server processes and CLIs: restarts, crashes, startup, durability on both stores, external tools; tests that mock a module (isolated here)",
     include: [
       "test/deployment/**/*.test.ts",
       "test/support/**/*.test.ts",
@@ -103,6 +102,7 @@ export const tiers: readonly Tier[] = [
       "test/reflection/buf-curl.test.ts",
       "test/server/cli.test.ts",
       "test/server/startup.test.ts",
+      "test/server/startup-unwind.test.ts",
       "test/session/reconnect-storm.test.ts",
       "test/spend/cli.test.ts",
       "test/store/sqlite-large-params.test.ts",

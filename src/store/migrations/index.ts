@@ -8,6 +8,7 @@ import { orphanedSessions } from "./008-orphaned-sessions.ts";
 import { environmentTeams } from "./009-environment-teams.ts";
 import { findingSessions } from "./010-finding-sessions.ts";
 import { mcpServers } from "./011-mcp-servers.ts";
+import { mcpOauth } from "./012-mcp-oauth.ts";
 import { spend } from "./013-spend.ts";
 import type { Migration } from "./migration.ts";
 
@@ -26,5 +27,6 @@ export const migrations: readonly Migration[] = [
   environmentTeams,
   findingSessions,
   mcpServers,
+  mcpOauth,
   spend,
 ];

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { RozError } from "../../errors/index.ts";
-import type { McpAuthKind, McpHealth, McpServerRecord, McpServerStore } from "../types.ts";
+import type { McpAuthKind, McpHealth, McpOauthPending, McpServerRecord, McpServerStore } from "../types.ts";
 import type { SqlRow } from "./database.ts";
 import type { StoreContext } from "./context.ts";
 import { conflictAs, opt, optNum } from "./rows.ts";
@@ -22,6 +22,16 @@ const serverOf = (row: SqlRow): McpServerRecord => ({
   lastError: opt(row.last_error as string | null),
   createdAt: Number(row.created_at),
   updatedAt: Number(row.updated_at),
+});
+
+const pendingOf = (row: SqlRow): McpOauthPending => ({
+  id: String(row.id),
+  stateHash: String(row.state_hash),
+  tenantId: String(row.tenant_id),
+  serverId: String(row.server_id),
+  sealed: String(row.sealed),
+  expiresAt: Number(row.expires_at),
+  createdAt: Number(row.created_at),
 });
 
 export function mcpServerRepo({ db, now }: StoreContext): McpServerStore {
@@ -75,6 +85,31 @@ export function mcpServerRepo({ db, now }: StoreContext): McpServerStore {
         id,
       ]);
       return changed > 0;
+    },
+
+    async setMcpServerCredentials(id, sealedCredentials) {
+      return (await db.run("UPDATE mcp_servers SET credentials = ?, updated_at = ? WHERE id = ?", [sealedCredentials, now(), id])) > 0;
+    },
+
+    async putMcpOauthPending(p) {
+      const at = now();
+      await db.transaction(async (tx) => {
+        await tx.run("DELETE FROM mcp_oauth_pending WHERE expires_at < ?", [at]);
+        await tx.run("INSERT INTO mcp_oauth_pending (id, state_hash, tenant_id, server_id, sealed, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)", [
+          p.id,
+          p.stateHash,
+          p.tenantId,
+          p.serverId,
+          p.sealed,
+          p.expiresAt,
+          at,
+        ]);
+      });
+    },
+
+    async takeMcpOauthPending(stateHash) {
+      const row = await db.get("DELETE FROM mcp_oauth_pending WHERE state_hash = ? RETURNING *", [stateHash]);
+      return row && pendingOf(row);
     },
   };
 }

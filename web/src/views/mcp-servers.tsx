@@ -9,15 +9,18 @@ interface McpServerJson {
   url: string;
   enabled: boolean;
   auth_kind: string;
-  health_status: "healthy" | "degraded";
+  /** `oauth_pending`: an OAuth server waiting for its user's authorization. */
+  health_status: "healthy" | "degraded" | "oauth_pending";
   failure_count: number;
   degraded_at?: string;
   last_error?: string;
   has_credentials: boolean;
   session_id?: string;
+  /** Only in the answer to registering an OAuth server. */
+  oauth_pending?: { approval_id: string; authorization_url: string; status: string };
 }
 
-type AuthKind = "none" | "bearer" | "static_header";
+type AuthKind = "none" | "bearer" | "static_header" | "oauth";
 
 interface Draft {
   name: string;
@@ -26,27 +29,46 @@ interface Draft {
   token: string;
   headerName: string;
   headerValue: string;
+  /** OAuth scopes, separated by spaces. */
+  scopes: string;
 }
 
-const blank = (): Draft => ({ name: "", url: "", auth: "none", token: "", headerName: "", headerValue: "" });
+const blank = (): Draft => ({ name: "", url: "", auth: "none", token: "", headerName: "", headerValue: "", scopes: "" });
 
-function authOf(d: Draft): Record<string, string> {
+function authOf(d: Draft): Record<string, unknown> {
   if (d.auth === "bearer") return { kind: "bearer", token: d.token };
   if (d.auth === "static_header") return { kind: "static_header", header_name: d.headerName, header_value: d.headerValue };
+  if (d.auth === "oauth") return { kind: "oauth", scopes: d.scopes.split(/\s+/).filter((s) => s !== "") };
   return { kind: "none" };
 }
 
-const FIELDS = ["name", "url", "auth.token", "auth.header_name", "auth.header_value"];
+const FIELDS = ["name", "url", "auth.token", "auth.header_name", "auth.header_value", "auth.scopes"];
+
+/** The server's OAuth authorization, to open in this browser; it is usable once the authorization server sends the user back. */
+function Authorize({ name, url }: { name: string; url: string }) {
+  return (
+    <p class="card" role="status" data-oauth-pending={name}>
+      <b>{name}</b> waits for its OAuth authorization:{" "}
+      <a href={url} target="_blank" rel="noopener noreferrer">
+        Authorize {name}
+      </a>{" "}
+      (the link works once, for 15 minutes; registering again gives a new one).
+    </p>
+  );
+}
 
 function AddServer({ added }: { added: () => void }) {
   const [d, setD] = useState(blank);
   const [error, setError] = useState<FormError | undefined>();
+  const [pending, setPending] = useState<{ name: string; url: string } | undefined>();
   const set = (patch: Partial<Draft>) => setD({ ...d, ...patch });
   const submit = async (e: Event) => {
     e.preventDefault();
     setError(undefined);
+    setPending(undefined);
     try {
-      await rest("POST", "/v1/mcp-servers", { name: d.name, url: d.url, enabled: true, auth: authOf(d) });
+      const server = await rest<McpServerJson>("POST", "/v1/mcp-servers", { name: d.name, url: d.url, enabled: true, auth: authOf(d) });
+      if (server.oauth_pending) setPending({ name: server.name, url: server.oauth_pending.authorization_url });
       setD(blank());
       added();
     } catch (err) {
@@ -73,10 +95,12 @@ function AddServer({ added }: { added: () => void }) {
         <option value="none">none</option>
         <option value="bearer">bearer token</option>
         <option value="static_header">static header</option>
+        <option value="oauth">OAuth 2.1</option>
       </select>
       {d.auth === "bearer" && input("auth.token", "Token (stored sealed, never shown again)", d.token, (token) => set({ token }), true)}
       {d.auth === "static_header" && input("auth.header_name", "Header name", d.headerName, (headerName) => set({ headerName }))}
       {d.auth === "static_header" && input("auth.header_value", "Header value (stored sealed)", d.headerValue, (headerValue) => set({ headerValue }), true)}
+      {d.auth === "oauth" && input("auth.scopes", "Scopes (space-separated, optional)", d.scopes, (scopes) => set({ scopes }))}
       {unplaced(error, FIELDS) && (
         <p class="field-error" role="alert">
           {error?.message}
@@ -85,6 +109,7 @@ function AddServer({ added }: { added: () => void }) {
       <div class="buttons">
         <button type="submit">Add</button>
       </div>
+      {pending && <Authorize name={pending.name} url={pending.url} />}
     </form>
   );
 }
@@ -102,7 +127,7 @@ function ServerRow({ server, changed }: { server: McpServerJson; changed: () => 
         {server.has_credentials && " (sealed)"}
       </td>
       <td data-health={server.health_status}>
-        <span class={`badge${server.health_status === "degraded" ? " warn" : ""}`}>{server.health_status}</span>
+        <span class={`badge${server.health_status === "healthy" ? "" : " warn"}`}>{server.health_status.replace("_", " ")}</span>
         {server.failure_count > 0 && ` · ${server.failure_count} failures`}
         {server.last_error && <div class="muted">{server.last_error}</div>}
         {note && <div class="field-error">{note}</div>}
