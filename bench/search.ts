@@ -39,6 +39,7 @@ function chatTurn(words: number): TurnRecord {
     assistantThinkingBlocks: [],
     toolCalls: [],
     usage: { inputTokens: 100, outputTokens: 50, cacheReadTokens: 0, cacheCreationTokens: 0 },
+    costUsd: 0,
     stopReason: "end_turn",
     compactions: 0,
     startedAt: at - 1000,

@@ -42,6 +42,7 @@ export function realisticTurn(): TurnRecord {
       },
     ],
     usage: { inputTokens: 3200, outputTokens: 450, cacheReadTokens: 1200, cacheCreationTokens: 0 },
+    costUsd: 0.0123,
     stopReason: "end_turn",
     compactions: 0,
     startedAt,

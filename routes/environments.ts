@@ -4,7 +4,21 @@ import { principalOf } from "../src/auth/index.ts";
 import { RozError } from "../src/errors/index.ts";
 import type { ModelCatalog } from "../src/models/index.ts";
 import type { Environment, EnvironmentPatch, NewEnvironment, Store } from "../src/store/index.ts";
-import { errorResponses, idParams, iso, pageQuery, pageRequestOf, pageSchema, permissionRuleSchema, type RoutePlugin, timeSchema, toPage } from "./schemas.ts";
+import {
+  budgetFromJson,
+  budgetJson,
+  budgetSchema,
+  errorResponses,
+  idParams,
+  iso,
+  pageQuery,
+  pageRequestOf,
+  pageSchema,
+  permissionRuleSchema,
+  type RoutePlugin,
+  timeSchema,
+  toPage,
+} from "./schemas.ts";
 
 export interface EnvironmentRoutesOptions {
   store: Pick<Store, "createEnvironment" | "getEnvironment" | "listEnvironments" | "updateEnvironment" | "deleteEnvironment">;
@@ -27,6 +41,11 @@ const fields = {
     additionalProperties: false,
     description: "whether its sessions' models get the team tools spawn_worker and wait_for_workers; absent: ROZ_TEAMS_DEFAULT decides",
   },
+  budget: {
+    ...budgetSchema,
+    description:
+      "what each of its sessions may spend over its life: max_tokens (input + output tokens) and max_cost_usd; with StartSession.budget too, the lower limit of each applies",
+  },
   is_default: { type: "boolean", description: "the environment used when StartSession.environment_id is empty" },
 } as const;
 
@@ -39,6 +58,7 @@ const patchBody = {
     default_model: { ...fields.default_model, type: ["string", "null"], description: "null clears it" },
     system_instructions: { ...fields.system_instructions, type: ["string", "null"], description: "null clears them" },
     teams: { ...fields.teams, type: ["object", "null"], description: "null: back to the server default (ROZ_TEAMS_DEFAULT)" },
+    budget: { ...fields.budget, type: ["object", "null"], description: "null (or {}) removes the budget" },
   },
   additionalProperties: false,
 } as const;
@@ -73,6 +93,7 @@ const environmentJson = (e: Environment) => ({
   permissions: e.permissions.map(ruleJson),
   tool_defaults: e.toolDefaults,
   ...(e.teamsEnabled !== undefined ? { teams: { enabled: e.teamsEnabled } } : {}),
+  ...(e.budget !== undefined ? { budget: budgetJson(e.budget) } : {}),
   is_default: e.isDefault,
   created_at: iso(e.createdAt),
   updated_at: iso(e.updatedAt),
@@ -120,6 +141,7 @@ export const environmentRoutes: RoutePlugin<EnvironmentRoutesOptions> = async (a
     async (request, reply) => {
       const body = request.body;
       checkModel(models, body.default_model);
+      const budget = body.budget && budgetFromJson(body.budget);
       const input: NewEnvironment = {
         name: body.name,
         ...(body.kind !== undefined ? { kind: body.kind } : {}),
@@ -128,6 +150,7 @@ export const environmentRoutes: RoutePlugin<EnvironmentRoutesOptions> = async (a
         ...(body.permissions ? { permissions: rulesFromJson(body.permissions) } : {}),
         ...(body.tool_defaults ? { toolDefaults: body.tool_defaults } : {}),
         ...(body.teams ? { teamsEnabled: body.teams.enabled } : {}),
+        ...(budget ? { budget } : {}),
         ...(body.is_default !== undefined ? { isDefault: body.is_default } : {}),
       };
       const env = await store.createEnvironment(principalOf(request).tenantId, input);
@@ -187,6 +210,7 @@ export const environmentRoutes: RoutePlugin<EnvironmentRoutesOptions> = async (a
         ...(body.permissions ? { permissions: rulesFromJson(body.permissions) } : {}),
         ...(body.tool_defaults ? { toolDefaults: body.tool_defaults } : {}),
         ...(body.teams !== undefined ? { teamsEnabled: body.teams === null ? null : body.teams.enabled } : {}),
+        ...(body.budget !== undefined ? { budget: body.budget === null ? null : (budgetFromJson(body.budget) ?? null) } : {}),
         ...(body.is_default !== undefined ? { isDefault: body.is_default } : {}),
       };
       const env = await store.updateEnvironment(principalOf(request).tenantId, id, patch);

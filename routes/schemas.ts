@@ -122,7 +122,7 @@ export const permissionRuleSchema = {
   additionalProperties: false,
 } as const;
 
-/** Token counts, cache tokens included (`input_tokens` counts the cached part too). */
+/** Token counts, cache tokens included (`input_tokens` counts the cached part too), and what they cost. */
 export const usageSchema = {
   type: "object",
   properties: {
@@ -130,16 +130,46 @@ export const usageSchema = {
     output_tokens: { type: "integer" },
     cache_read_tokens: { type: "integer" },
     cache_creation_tokens: { type: "integer" },
+    cost_usd: { type: "number", description: "USD at the providers file's prices; 0 for a model without one" },
   },
-  required: ["input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens"],
+  required: ["input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens", "cost_usd"],
 } as const;
 
-/** Token usage in the snake_case shape of `usageSchema`. */
-export function usageJson(u: { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheCreationTokens: number }) {
+/** Token usage and its cost in the snake_case shape of `usageSchema`. */
+export function usageJson(u: { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheCreationTokens: number }, costUsd: number) {
   return {
     input_tokens: u.inputTokens,
     output_tokens: u.outputTokens,
     cache_read_tokens: u.cacheReadTokens,
     cache_creation_tokens: u.cacheCreationTokens,
+    cost_usd: costUsd,
   };
+}
+
+/** A budget over a session's life: `max_tokens` (input + output tokens) and `max_cost_usd`; an absent field is no limit. */
+export const budgetSchema = {
+  type: "object",
+  properties: {
+    max_tokens: { type: "integer", minimum: 0, description: "input + output tokens over a session's life" },
+    max_cost_usd: { type: "number", minimum: 0, description: "USD over a session's life" },
+  },
+  additionalProperties: false,
+} as const;
+
+/** A budget in the snake_case shape of `budgetSchema`. */
+export const budgetJson = (b: { maxTokens?: number; maxCostUsd?: number }) => ({
+  ...(b.maxTokens !== undefined ? { max_tokens: b.maxTokens } : {}),
+  ...(b.maxCostUsd !== undefined ? { max_cost_usd: b.maxCostUsd } : {}),
+});
+
+/** A budget from its validated JSON; undefined when it sets no limit. */
+export function budgetFromJson(b: {
+  max_tokens?: number | undefined;
+  max_cost_usd?: number | undefined;
+}): { maxTokens?: number; maxCostUsd?: number } | undefined {
+  const budget = {
+    ...(b.max_tokens !== undefined ? { maxTokens: b.max_tokens } : {}),
+    ...(b.max_cost_usd !== undefined ? { maxCostUsd: b.max_cost_usd } : {}),
+  };
+  return Object.keys(budget).length > 0 ? budget : undefined;
 }

@@ -3,7 +3,19 @@ import { RozError } from "../src/errors/index.ts";
 import type { SessionRegistry, WaitingInputView } from "../src/session/index.ts";
 import type { JsonValue } from "../src/domain/index.ts";
 import { type Session, sessionEndReasons, type Store, type StoredTurn } from "../src/store/index.ts";
-import { errorResponses, idParams, iso, pageSchema, type RoutePlugin, timeSchema, toPage, usageJson, usageSchema } from "./schemas.ts";
+import {
+  budgetJson,
+  budgetSchema,
+  errorResponses,
+  idParams,
+  iso,
+  pageSchema,
+  type RoutePlugin,
+  timeSchema,
+  toPage,
+  usageJson,
+  usageSchema,
+} from "./schemas.ts";
 import { sessionFilterOf, sessionListQuery, statuses } from "./session-filters.ts";
 import { turnJson } from "./transcript.ts";
 
@@ -41,10 +53,17 @@ export const sessionSchema = {
         "why an ended session ended: completed (the last client half-closed), client (cancel_session or DELETE), abandoned (nobody re-attached within the detach grace), error",
     },
     usage: usageSchema,
+    budget: { ...budgetSchema, description: "StartSession.budget (its environment's budget applies too; the lower limit wins)" },
+    spent: {
+      type: "object",
+      properties: { tokens: { type: "integer" }, cost_usd: { type: "number" } },
+      required: ["tokens", "cost_usd"],
+      description: "what its model calls spent over its life, its team workers' included: what its budgets count",
+    },
     turn_count: { type: "integer" },
     compaction_count: { type: "integer" },
   },
-  required: ["id", "environment_id", "model", "status", "metadata", "archived", "created_at", "updated_at", "usage", "turn_count", "compaction_count"],
+  required: ["id", "environment_id", "model", "status", "metadata", "archived", "created_at", "updated_at", "usage", "spent", "turn_count", "compaction_count"],
 } as const;
 
 /** One session in detail: also how many streams are attached here and its last response seq. */
@@ -114,7 +133,9 @@ export const sessionJson = (s: Session) => ({
   updated_at: iso(s.updatedAt),
   ...(s.endedAt !== undefined ? { ended_at: iso(s.endedAt) } : {}),
   ...(s.endReason !== undefined ? { end_reason: s.endReason } : {}),
-  usage: usageJson(s.usage),
+  usage: usageJson(s.usage, s.costUsd),
+  ...(s.budget !== undefined ? { budget: budgetJson(s.budget) } : {}),
+  spent: { tokens: s.spent.tokens, cost_usd: s.spent.costUsd },
   turn_count: s.turnCount,
   compaction_count: s.compactionCount,
 });

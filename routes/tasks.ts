@@ -107,7 +107,7 @@ const taskJson = (t: Task) => ({
   ...(t.sessionId !== undefined ? { session_id: t.sessionId } : {}),
   ...(t.model !== undefined ? { model: t.model } : {}),
   last_seq: t.lastSeq,
-  usage: usageJson(t.usage),
+  usage: usageJson(t.usage, t.costUsd),
   created_at: iso(t.createdAt),
   updated_at: iso(t.updatedAt),
   ...(t.endedAt !== undefined ? { ended_at: iso(t.endedAt) } : {}),
@@ -123,7 +123,7 @@ const workerJson = (w: Worker) => ({
   status: w.status,
   ...(w.result !== undefined ? { result: w.result } : {}),
   ...(w.failure !== undefined ? { failure: w.failure } : {}),
-  usage: usageJson(w.usage),
+  usage: usageJson(w.usage, w.costUsd),
   created_at: iso(w.createdAt),
   ...(w.endedAt !== undefined ? { ended_at: iso(w.endedAt) } : {}),
 });

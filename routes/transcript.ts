@@ -56,7 +56,7 @@ export function turnJson(t: StoredTurn) {
           })),
         }
       : {}),
-    usage: usageJson(t.usage),
+    usage: usageJson(t.usage, t.costUsd),
     stop_reason: t.stopReason,
     ...(t.error ? { error: { code: t.error.code, message: t.error.message, retryable: t.error.retryable } } : {}),
     compactions: t.compactions,

@@ -1,10 +1,10 @@
 /**
- * The `roz` command: runs the server, or a sub-command (`roz keys create …`).
+ * The `roz` command: runs the server, or a sub-command (`roz keys create …`, `roz budgets set …`).
  * Configuration comes from the environment (see `--help`).
  */
 import { helpText, loadConfig, unknownVariableWarnings } from "./app/config.ts";
 import { RozError } from "./errors/index.ts";
-import { KEYS_USAGE, runChatCommand, runHealthcheck, runKeysCommand } from "./cli/index.ts";
+import { BUDGETS_USAGE, KEYS_USAGE, runBudgetsCommand, runChatCommand, runHealthcheck, runKeysCommand } from "./cli/index.ts";
 
 /** Sub-commands print results on stdout and hints on stderr. */
 const io = { out: (text: string) => console.log(text), err: (text: string) => console.error(text) };
@@ -12,12 +12,14 @@ const io = { out: (text: string) => console.log(text), err: (text: string) => co
 async function main(argv: string[]): Promise<number> {
   // Before anything can fail: a mistyped variable is often why it does.
   for (const warning of unknownVariableWarnings(process.env)) console.error(`roz: warning: ${warning}`);
-  if (argv[0] === "keys") {
+  const commands = { keys: [KEYS_USAGE, runKeysCommand], budgets: [BUDGETS_USAGE, runBudgetsCommand] } as const;
+  if (argv[0] === "keys" || argv[0] === "budgets") {
+    const [usage, run] = commands[argv[0]];
     if (argv.includes("--help") || argv.includes("-h")) {
-      console.log(KEYS_USAGE);
+      console.log(usage);
       return 0;
     }
-    return runKeysCommand(argv.slice(1), loadConfig(), io);
+    return run(argv.slice(1), loadConfig(), io);
   }
   if (argv[0] === "chat") return runChatCommand(argv.slice(1), io);
   if (argv[0] === "healthcheck" && argv.length === 1) {

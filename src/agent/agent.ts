@@ -123,6 +123,7 @@ class SessionAgent implements Agent {
       },
       onAgentError: (err) => options.onAgentError?.(err),
       tracing: options.tracing,
+      spend: options.spend,
     }).catch((err: unknown) => {
       // The loop reports its own failures; this only guards against a failing emit path.
       options.onAgentError?.(err);

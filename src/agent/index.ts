@@ -8,3 +8,4 @@ export { buildUserMessage } from "./prompt.ts";
 export { countTokens } from "./tokens.ts";
 export { compactionThresholds } from "./compaction.ts";
 export { compileGlob, type CompiledGlob } from "./glob.ts";
+export type { CallSpend, SpendAdmission, SpendCall, SpendGate } from "./spend.ts";

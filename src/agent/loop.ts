@@ -1,7 +1,7 @@
 import type { ModelMessage, ResolvedModel } from "../models/index.ts";
 import { createActivityReporter } from "./activity.ts";
 import { compactHistory } from "./compaction.ts";
-import { callModel, type ModelCallInput, type ModelCallResult, modelCallCompleted } from "./model-call.ts";
+import type { ModelCallInput, ModelCallResult } from "./model-call.ts";
 import { observationTools } from "./observe.ts";
 import type { PendingMap } from "./pending.ts";
 import type { PermissionEvaluator } from "./permissions.ts";
@@ -9,11 +9,12 @@ import { buildUserMessage, toolDefinitions } from "./prompt.ts";
 import { MAX_CYCLES_SYSTEM, SUMMARY_SYSTEM, renderTranscript } from "./summary.ts";
 import type { TokenCounter } from "./tokens.ts";
 import type { ToolCallIds } from "./tool-call-ids.ts";
+import { callWithinBudget, type SpendGate } from "./spend-gate.ts";
 import { dispatchTools, type TracedDispatch } from "./tool-dispatch.ts";
 import { DEFAULT_TOOL_RESULT_ECHO_BYTES } from "./tool-echo.ts";
 import { awaitApprovals, needsApproval, screenCalls, type PlannedCall, type Screening, type Verdict } from "./tool-gate.ts";
 import { TurnConversation } from "./turn-conversation.ts";
-import { AGENT_FAILURE, modelError, type TurnError } from "./turn-error.ts";
+import { AGENT_FAILURE, callFailure, type TurnError } from "./turn-error.ts";
 import { assistantMessage } from "./turn-messages.ts";
 import { TurnTally } from "./turn-tally.ts";
 import type { AgentEvent, AgentLimits, ClientTool, PermissionAnswer, ServerTool, StopReason, ToolOutcome, TurnInput } from "./types.ts";
@@ -43,6 +44,8 @@ export interface TurnDeps extends TracedDispatch {
   publish: (history: ModelMessage[]) => void;
   /** Called with the cause of an `agent_error`, for logs. */
   onAgentError: (error: unknown) => void;
+  /** Asked before every model call (a spent budget refuses it) and told what each one used; none: no limits. */
+  spend?: SpendGate | undefined;
 }
 
 /** Observation calls of an OODA cycle, or the model's own calls. */
@@ -149,7 +152,7 @@ class TurnLoop {
       tokens: deps.tokens,
       onDelta: (kind, text) => deps.emit(kind === "text" ? { type: "text_delta", messageId, text } : { type: "thinking_delta", messageId, text }),
     }).then((result) => {
-      this.#tally.addModelOutput(result.text, result.thinking, result.usage);
+      this.#tally.addModelOutput(result.text, result.thinking, result);
       return result;
     });
   }
@@ -176,7 +179,7 @@ class TurnLoop {
     }
     if (result.end.kind === "failed") {
       this.#conversation.closeUnrun(calls, "not run: the model call failed", deps.emit);
-      return { kind: "final", stopReason: "error", error: modelError(result.end.error) };
+      return { kind: "final", ...callFailure(result.end.error) };
     }
     // A refusal (content_filter) ends the turn as end_turn; the note tells the client why.
     if (result.finish === "content_filter") this.#activity("thinking", "refusal: the model declined to answer");
@@ -236,16 +239,13 @@ class TurnLoop {
     this.#conversation.keepReply(assistantMessage(result.text, result.thinking, result.thinkingSignature, []));
     this.#conversation.publish();
     if (result.end.kind === "aborted") return { kind: "cancelled" };
-    if (result.end.kind === "failed") return { kind: "final", stopReason: "error", error: modelError(result.end.error) };
+    if (result.end.kind === "failed") return { kind: "final", ...callFailure(result.end.error) };
     return { kind: "final", stopReason: "max_cycles" };
   }
 
-  /** Every model call of the turn goes through here: each is reported once it ended, however it ended. */
-  async #reportedCall(input: ModelCallInput): Promise<ModelCallResult> {
-    const startedAt = performance.now();
-    const result = await callModel(input);
-    this.#deps.emit(modelCallCompleted(input.model, result, performance.now() - startedAt));
-    return result;
+  /** Every model call of the turn goes through here: within the budgets, and each call made is reported once it ended, however it ended. */
+  #reportedCall(input: ModelCallInput): Promise<ModelCallResult> {
+    return callWithinBudget(input, this.#deps.spend, this.#deps.emit);
   }
 
   /** Adds the messages steered into the turn since the last call; true when there were any. */
@@ -282,7 +282,7 @@ class TurnLoop {
       signal: deps.signal,
       tokens: deps.tokens,
     });
-    this.#tally.addUsage(result.usage);
+    this.#tally.addUsage(result);
     return result.end.kind === "complete" ? result.text : undefined;
   }
 

@@ -28,6 +28,8 @@ export interface ModelCallResult {
   toolCalls: ProviderToolCall[];
   /** The usage events received, also those before an abort or failure. */
   usage: TokenUsage;
+  /** What `usage` cost (set by `callWithinBudget`; 0 until then). */
+  costUsd: number;
   finish?: FinishReason;
   end: ModelCallEnd;
 }
@@ -56,7 +58,7 @@ export interface ModelCallInput {
  * parsed it, with no promise per event.
  */
 export function callModel(input: ModelCallInput): Promise<ModelCallResult> {
-  const result: ModelCallResult = { text: "", thinking: "", toolCalls: [], usage: emptyUsage(), end: { kind: "complete" } };
+  const result: ModelCallResult = { text: "", thinking: "", toolCalls: [], usage: emptyUsage(), costUsd: 0, end: { kind: "complete" } };
   const { signal } = input;
   if (signal.aborted) return Promise.resolve({ ...result, end: { kind: "aborted" } });
   // Aborted by the turn, or by us when `onDelta` failed.

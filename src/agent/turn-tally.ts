@@ -1,5 +1,6 @@
 import type { ThinkingRecord } from "../domain/index.ts";
 import { addUsage, emptyUsage, type ModelMessage, type TokenUsage } from "../models/index.ts";
+import type { CallSpend } from "./spend.ts";
 import type { SteeredInput, SteerInput, StopReason, ToolCallRecord, TurnInput, TurnRecord } from "./types.ts";
 
 /**
@@ -16,6 +17,7 @@ export class TurnTally {
   #toolCalls: ToolCallRecord[] = [];
   #steered: SteeredInput[] = [];
   #usage: TokenUsage = emptyUsage();
+  #costUsd = 0;
   #compactions = 0;
 
   constructor(input: TurnInput, startedAt: number) {
@@ -27,10 +29,10 @@ export class TurnTally {
     return this.#usage;
   }
 
-  addModelOutput(text: string, thinking: string, usage: TokenUsage): void {
+  addModelOutput(text: string, thinking: string, spent: CallSpend): void {
     this.#text = joinChunks(this.#text, text);
     this.#thinking = joinChunks(this.#thinking, thinking);
-    this.#usage = addUsage(this.#usage, usage);
+    this.addUsage(spent);
   }
 
   /** Keeps the thinking of an assistant message the conversation kept, signed as it came. */
@@ -42,8 +44,10 @@ export class TurnTally {
     }
   }
 
-  addUsage(usage: TokenUsage): void {
-    this.#usage = addUsage(this.#usage, usage);
+  /** What one model call used and cost (also one whose text the turn does not keep: a summary). */
+  addUsage(spent: CallSpend): void {
+    this.#usage = addUsage(this.#usage, spent.usage);
+    this.#costUsd += spent.costUsd;
   }
 
   addToolCalls(records: readonly ToolCallRecord[]): void {
@@ -72,6 +76,7 @@ export class TurnTally {
       toolCalls: [...this.#toolCalls],
       ...(this.#steered.length > 0 ? { steered: [...this.#steered] } : {}),
       usage: { ...this.#usage },
+      costUsd: this.#costUsd,
       stopReason,
       ...(error !== undefined ? { error } : {}),
       compactions: this.#compactions,

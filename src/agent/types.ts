@@ -4,6 +4,7 @@
  */
 import type { AgentMode, ContextBlock, PermissionRule, StopReason, ToolOutcome, Tracing, TurnRecord } from "../domain/index.ts";
 import type { JsonObject, ModelMessage, ResolvedModel, TokenUsage } from "../models/index.ts";
+import type { SpendGate } from "./spend.ts";
 
 // Shared records live in src/domain; re-exported here for the layers that import them from the agent.
 export type {
@@ -154,7 +155,7 @@ export type AgentEvent =
       tokensAfter: number;
       summary?: string;
     }
-  | { type: "error"; code: "model_error" | "agent_error"; message: string; retryable: boolean }
+  | { type: "error"; code: "model_error" | "agent_error" | "budget_exceeded"; message: string; retryable: boolean }
   | { type: "turn_complete"; messageId: string; usage: TokenUsage; stopReason: StopReason; record: TurnRecord };
 
 export interface AgentLimits {
@@ -203,6 +204,8 @@ export interface AgentOptions {
   onAgentError?: (error: unknown) => void;
   /** Traces each tool call as an `execute_tool` span under the active span (absent: no tracing). */
   tracing?: Tracing;
+  /** Budgets checked before every model call and the spend counted after it (§13); none: no limits. */
+  spend?: SpendGate;
 }
 
 /** The answer to a tool result or decision that came from the client. */

@@ -21,6 +21,7 @@ import { registerRpc, registerRpcEdge } from "./rpc-setup.ts";
 import { createMcp } from "./mcp-setup.ts";
 import { createSessions } from "./sessions-setup.ts";
 import { startSessionRetention } from "./session-retention.ts";
+import { createSpendMeter } from "./spend-meter.ts";
 import { setUpStore } from "./store-setup.ts";
 import { startTeams } from "./team-wiring.ts";
 import { startTracing } from "./tracing-setup.ts";
@@ -88,7 +89,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     startSessionRetention(store, nodeId, config, log, lifecycle);
     metrics.observeBus(bus, nodeId);
     const mcp = createMcp(config, store, log, lifecycle, () => config.publicUrl ?? listening ?? defaultPublicUrl(config));
-    const teams = await startTeams({ config, store, bus, models, agent, nodeId, heartbeat, mcp, log, lifecycle, telemetry });
+    const spend = createSpendMeter(store, metrics, log);
+    const teams = await startTeams({ config, store, bus, models, agent, nodeId, heartbeat, mcp, spend, log, lifecycle, telemetry });
     const rateLimits = createRateLimits(config);
     const sessions = createSessions({
       config,
@@ -99,6 +101,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       agent,
       teams,
       mcp,
+      spend,
       rateLimits,
       metrics,
       log,

@@ -26,6 +26,8 @@ export interface Metrics {
   readonly eventLoopBlocks: Counter;
   /** Exposes the node (`roz_node_info`) and its bus's connection: state gauge and reconnect counter. */
   observeBus(bus: EventBus, nodeId: string): void;
+  /** What a model call cost, USD (`roz_cost_usd_total` by tenant name and `provider/model`; 0 for an unpriced model). */
+  costSpent(tenant: string, model: string, usd: number): void;
   /** Streams relayed between nodes: `client` ones this node serves for sessions of other nodes, `owner` ones it hosts for other nodes' clients. */
   observeRelay(relay: { readonly relayedStreams: number; readonly hostedStreams: number }): void;
 }
@@ -92,6 +94,12 @@ export function createMetrics(): Metrics {
     name: "roz_http_requests_total",
     help: "HTTP responses by method, route and status",
     labelNames: ["method", "route", "status"],
+    registers: [registry],
+  });
+  const cost = new Counter({
+    name: "roz_cost_usd_total",
+    help: "What model calls cost in USD (providers file prices; 0 for a model without one), sessions' and team workers' calls, by tenant and model",
+    labelNames: ["tenant", "model"],
     registers: [registry],
   });
   const refusedEarly = new Counter({
@@ -218,6 +226,9 @@ export function createMetrics(): Metrics {
       app.addHook("onResponse", async (request, reply) => {
         http.inc({ method: request.method, route: request.routeOptions.url ?? "unmatched", status: String(reply.statusCode) });
       });
+    },
+    costSpent(tenant, model, usd) {
+      cost.inc({ tenant, model }, Math.max(0, usd));
     },
     refusedEarly(route) {
       refusedEarly.inc();

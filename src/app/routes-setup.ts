@@ -3,6 +3,7 @@ import cors from "@fastify/cors";
 import swagger from "@fastify/swagger";
 import { cors as connectCors } from "@connectrpc/connect";
 import type { FastifyInstance } from "fastify";
+import { budgetRoutes } from "../../routes/budget.ts";
 import { consoleRoutes } from "../../routes/console.ts";
 import { conversationRoutes } from "../../routes/conversation.ts";
 import { environmentRoutes } from "../../routes/environments.ts";
@@ -138,6 +139,7 @@ export async function registerRestRoutes(app: FastifyInstance, setup: RestRoutes
       await v1.register(taskRoutes, { teams });
       await v1.register(mcpServerRoutes, { servers: mcp.servers });
       await v1.register(mcpOAuthRoutes, { servers: mcp.servers });
+      await v1.register(budgetRoutes, { store });
       await v1.register(keyRoutes, { store, onKeyCreated: () => authenticator.keysChanged(), onKeyRevoked: (keyId) => authenticator.keyRevoked(keyId) });
     },
     { prefix: "/v1" },

@@ -19,6 +19,7 @@ import type { Lifecycle } from "./lifecycle.ts";
 import type { Metrics } from "./metrics.ts";
 import { type NodeIdentity, stopDeadLocalNodes } from "./node-identity.ts";
 import type { RateLimits } from "./rate-limit.ts";
+import type { SpendMeter } from "./spend-meter.ts";
 import { combineExtensions, type Mcp } from "./mcp-setup.ts";
 import { teamExtension } from "./team-wiring.ts";
 import { agentFactory } from "./tracing-setup.ts";
@@ -48,6 +49,7 @@ export interface SessionsSetup {
   agent: AgentSettings;
   teams: Teams;
   mcp: Mcp;
+  spend: SpendMeter;
   rateLimits: RateLimits;
   metrics: Metrics;
   log: FastifyBaseLogger;
@@ -83,6 +85,7 @@ export function createSessions(setup: SessionsSetup): Sessions {
     teamsDefault: config.teamsDefault === "on",
     extend: combineExtensions(teamExtension(setup.teams), (link) => setup.mcp.extension(link)),
     startTimeoutMs: config.startTimeoutMs,
+    spend: (session) => setup.spend.gate(session),
     encodeEvent: encodeResponse,
     memoryEvents: Math.max(1, Math.min(config.eventRetention, MEMORY_EVENTS)),
   };

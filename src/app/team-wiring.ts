@@ -12,6 +12,7 @@ import type { Mcp } from "./mcp-setup.ts";
 import type { NodeHeartbeat } from "./node-heartbeat.ts";
 import { agentFactory } from "./tracing-setup.ts";
 import type { Telemetry } from "../telemetry/index.ts";
+import type { SpendMeter } from "./spend-meter.ts";
 
 /** The teams layer's view of a live session, over the session layer's link. */
 export function parentSessionOf(link: SessionLink): ParentSession {
@@ -50,6 +51,7 @@ export interface TeamsSetup {
   nodeId: string;
   heartbeat: NodeHeartbeat;
   mcp: Mcp;
+  spend: SpendMeter;
   log: FastifyBaseLogger;
   lifecycle: Lifecycle;
   /** Tracing, when an OTLP endpoint is configured: workers' runs and tool calls become spans. */
@@ -61,7 +63,7 @@ export interface TeamsSetup {
  * fail with timeout); from then on each heartbeat also ends the tasks of nodes that stopped
  * heart-beating. At shutdown every running task is cancelled.
  */
-export async function startTeams({ config, store, bus, models, agent, nodeId, heartbeat, mcp, log, lifecycle, telemetry }: TeamsSetup): Promise<Teams> {
+export async function startTeams({ config, store, bus, models, agent, nodeId, heartbeat, mcp, spend, log, lifecycle, telemetry }: TeamsSetup): Promise<Teams> {
   const teams = new Teams({
     store,
     bus,
@@ -82,6 +84,7 @@ export async function startTeams({ config, store, bus, models, agent, nodeId, he
     nodeExpiryMs: config.nodeExpiryMs,
     log,
     liveTools: (tenantId, sessionId) => mcp.workerTools(tenantId, sessionId),
+    spend: (owner) => spend.gate(owner),
   });
   lifecycle.onClose("teams", () => teams.close());
   const recovered = await teams.recover(true);

@@ -2,7 +2,9 @@ import { parseArgs } from "node:util";
 import type { Config } from "../app/config.ts";
 import { grantableScopes, issueKey, SCOPES } from "../auth/index.ts";
 import { RozError } from "../errors/index.ts";
-import { openStore, type ApiKey, type Store } from "../store/index.ts";
+import type { ApiKey, Store } from "../store/index.ts";
+import { tenantArgument } from "./tenant-arg.ts";
+import { withStore } from "./with-store.ts";
 
 /** Where a command writes: stdout carries only results (a key, a table), stderr the hints. */
 export interface CliOutput {
@@ -18,17 +20,11 @@ export const KEYS_USAGE = [
   `scopes: ${SCOPES.join(", ")} (default: admin, which implies all)`,
 ].join("\n");
 
-const TENANT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
-
 const usage = (message: string): never => {
   throw new RozError("invalid_argument", `${message}\n${KEYS_USAGE}`);
 };
 
-function tenantName(value: string | undefined): string {
-  if (value === undefined) return usage("--tenant is required");
-  if (!TENANT.test(value)) return usage(`--tenant "${value}": use letters, digits, ".", "_" or "-" (at most 63)`);
-  return value;
-}
+const tenantName = (value: string | undefined): string => tenantArgument(value, usage);
 
 const when = (ms: number | undefined): string => (ms === undefined ? "-" : new Date(ms).toISOString());
 const state = (k: ApiKey, now: number): string =>
@@ -122,12 +118,9 @@ export async function runKeysCommand(argv: string[], config: Pick<Config, "dataD
   const [command, ...rest] = parsed.positionals;
   if (command !== "create" && command !== "list" && command !== "revoke") return usage(`unknown keys command "${command ?? ""}"`);
   if (rest.length > (command === "revoke" ? 1 : 0)) usage(`unexpected argument "${rest.at(-1)}"`);
-  const store = await openStore({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) });
-  try {
-    if (command === "create") return await create(store, parsed.values, io);
-    if (command === "list") return await list(store, parsed.values, io);
-    return await revoke(store, parsed.values, rest[0], io);
-  } finally {
-    await store.close();
-  }
+  return withStore(config, (store) => {
+    if (command === "create") return create(store, parsed.values, io);
+    if (command === "list") return list(store, parsed.values, io);
+    return revoke(store, parsed.values, rest[0], io);
+  });
 }

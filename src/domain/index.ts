@@ -7,6 +7,7 @@
 export type { JsonObject, JsonValue } from "./json.ts";
 export type { Principal } from "./principal.ts";
 export { addUsage, emptyUsage, type TokenUsage } from "./token-usage.ts";
+export { type Budget, budgetTokens, costOf, lowerBudget, type ModelPrice, type MonthlyBudget, monthOf, reachedLimit, type Spent } from "./spend.ts";
 export type { PermissionPolicy, PermissionRule } from "./permission-rule.ts";
 export type {
   AgentMode,

@@ -6,7 +6,8 @@ export type AgentMode = "react" | "ooda_re_act";
 /** A `UserMessage.context` block: text or binary (images are passed to the model as images). */
 export type ContextBlock = { label?: string; text: string } | { label?: string; mimeType: string; data: Uint8Array };
 
-export type StopReason = "end_turn" | "max_tokens" | "max_cycles" | "cancelled" | "tool_error_limit" | "error";
+/** `budget_exceeded`: a session or tenant budget was spent before a model call (§13). */
+export type StopReason = "end_turn" | "max_tokens" | "max_cycles" | "cancelled" | "tool_error_limit" | "budget_exceeded" | "error";
 
 /** How a tool call was let through (or not). */
 export type PermissionOutcome = "allowed" | "approved" | "denied" | "approval_timeout" | "policy_denied" | "cancelled" | "unknown_tool" | "invalid_arguments";
@@ -70,8 +71,10 @@ export interface TurnRecord {
   /** Messages that joined the turn while it ran, in order; absent when none did. */
   steered?: SteeredInput[];
   usage: TokenUsage;
+  /** What the turn's model calls cost in USD (0 for models without a price). */
+  costUsd: number;
   stopReason: StopReason;
-  error?: { code: "model_error" | "agent_error" | "interrupted"; message: string; retryable: boolean };
+  error?: { code: "model_error" | "agent_error" | "interrupted" | "budget_exceeded"; message: string; retryable: boolean };
   compactions: number;
   startedAt: number;
   endedAt: number;

@@ -29,6 +29,7 @@ export const reasons = {
   events_expired: { code: "out_of_range", retryable: false, inBand: "fixed", message: "the events after this seq are no longer kept" },
   interrupted: { code: "unavailable", retryable: true, inBand: "fixed", message: "the turn was interrupted by a server restart" },
   unavailable: { code: "unavailable", retryable: true, inBand: "fixed", message: "service unavailable" },
+  budget_exceeded: { code: "resource_exhausted", retryable: false, inBand: "fixed", message: "a session or tenant budget is spent" },
   // transport and REST
   message_too_large: { code: "resource_exhausted", retryable: false, message: "message exceeds the size limit", http: 413 },
   malformed_message: { code: "invalid_argument", retryable: false, message: "malformed message" },

@@ -136,12 +136,14 @@ class Catalog implements ModelCatalog {
     const { config, adapter } = provider;
     const modelId = Object.hasOwn(config.aliases, model) ? config.aliases[model]! : model;
     if (modelId === "" || (config.models.length > 0 && !config.models.includes(modelId))) return undefined;
+    const price = config.prices && (Object.hasOwn(config.prices, modelId) ? config.prices[modelId] : config.prices["*"]);
     return {
       name: `${config.name}/${modelId}`,
       modelId,
       adapter,
       supportsImages: config.supportsImages,
       ...(config.contextWindow !== undefined ? { contextWindow: config.contextWindow } : {}),
+      ...(price ? { price } : {}),
     };
   }
 }

@@ -7,7 +7,7 @@ import { OpenAIResponsesModel } from "./openai-responses/model.ts";
 import { ScriptedModel } from "./scripted/model.ts";
 import type { Script } from "./scripted/script.ts";
 import type { RetryOptions } from "./retry.ts";
-import type { ModelAdapter } from "./types.ts";
+import type { ModelAdapter, ModelPrice } from "./types.ts";
 
 export type ProviderApi = "chat" | "responses" | "anthropic" | "scripted";
 
@@ -32,6 +32,8 @@ export interface ProviderConfig {
   thinkingBudget?: number;
   /** Named scripts (api `scripted` only), played by model `<provider>/<name>`. */
   scripts?: Record<string, Script>;
+  /** Prices by model id, `*` for every other model of the provider. */
+  prices?: Record<string, ModelPrice>;
 }
 
 /** OpenAI's model used when provider `openai` is OpenAI itself and nothing else was chosen. */

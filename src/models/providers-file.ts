@@ -19,6 +19,8 @@
  *     api: anthropic            # Anthropic Messages; base_url defaults to https://api.anthropic.com
  *     api_key_env: ANTHROPIC_API_KEY
  *     thinking_budget: 4096     # optional, anthropic only: extended thinking budget (tokens, ≥ 1024)
+ *     prices:                   # optional: USD per million tokens, by model id or "*" (see prices.ts)
+ *       claude-sonnet-4-5: { input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 }
  *   - name: scripted
  *     scripts: { demo: { responses: [[{ text: "hi" }]] } }
  * ```
@@ -30,6 +32,7 @@ import { RozError } from "../errors/index.ts";
 import { anthropicDefaultModel } from "./anthropic/model.ts";
 import { isOpenAIEndpoint } from "./content.ts";
 import { isPlainObject } from "./plain-object.ts";
+import { parsePrices } from "./prices.ts";
 import { defaultApi, defaultSupportsImages, type ProviderApi, type ProviderConfig } from "./provider-config.ts";
 import { scriptedModelIds } from "./scripted/model.ts";
 import { parseScript, ScriptError, type Script } from "./scripted/script.ts";
@@ -60,8 +63,9 @@ const providerFields = [
   "headers",
   "scripts",
   "thinking_budget",
+  "prices",
 ];
-const scriptedFields = new Set(["name", "api", "default_model", "aliases", "context_window", "supports_images", "scripts"]);
+const scriptedFields = new Set(["name", "api", "default_model", "aliases", "context_window", "supports_images", "scripts", "prices"]);
 
 /** Reads, parses (`.json` as JSON, anything else as YAML) and validates the providers file. */
 export function loadProvidersFile(file: string, env: Env, inherited: InheritedProviders = {}): ProviderConfig[] {
@@ -184,6 +188,7 @@ function parseProvider(value: unknown, path: string, env: Env, inherited: Inheri
   const supportsImages = p.supports_images ?? (api === "scripted" || api === "anthropic" ? true : defaultSupportsImages(baseURL));
   if (typeof supportsImages !== "boolean") fail("supports_images", "must be true or false");
   const headers = parseHeaders(p.headers, fail);
+  const prices = parsePrices(p.prices, models, aliases, fail);
 
   return {
     name: name as string,
@@ -198,6 +203,7 @@ function parseProvider(value: unknown, path: string, env: Env, inherited: Inheri
     ...(headers ? { headers } : {}),
     ...(thinkingBudget ? { thinkingBudget: thinkingBudget as number } : {}),
     ...(scripts ? { scripts } : {}),
+    ...(prices ? { prices } : {}),
   };
 }
 

@@ -3,11 +3,11 @@
  * only through `ModelAdapter.stream`; a non-streaming answer is the collected stream.
  */
 
-import type { JsonObject, TokenUsage } from "../domain/index.ts";
+import type { JsonObject, ModelPrice, TokenUsage } from "../domain/index.ts";
 
 // Shared records live in src/domain; re-exported here for the layers that import them from models.
-export type { JsonObject, JsonValue, TokenUsage } from "../domain/index.ts";
-export { addUsage, emptyUsage } from "../domain/index.ts";
+export type { JsonObject, JsonValue, ModelPrice, TokenUsage } from "../domain/index.ts";
+export { addUsage, budgetTokens, costOf, emptyUsage } from "../domain/index.ts";
 
 export type ModelPart =
   | { type: "text"; text: string }
@@ -91,6 +91,8 @@ export interface ResolvedModel {
   supportsImages: boolean;
   /** Context window in tokens where configured. */
   contextWindow?: number;
+  /** What its tokens cost (the providers file's `prices`); absent: it costs 0. */
+  price?: ModelPrice;
 }
 
 /** The configured providers and aliases; resolves model names without calling a model. */

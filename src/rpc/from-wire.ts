@@ -1,5 +1,5 @@
 import type { ClientTool, ContextBlock, ToolCategory } from "../agent/index.ts";
-import { metadataProblem, titleProblem } from "../domain/index.ts";
+import { type Budget, metadataProblem, titleProblem } from "../domain/index.ts";
 import { RozError } from "../errors/index.ts";
 import type { SessionCommand } from "../session/index.ts";
 import { historyFromWire } from "./history-from-wire.ts";
@@ -78,6 +78,18 @@ function labelsFromWire(start: { title?: string | undefined; metadata: { [key: s
   };
 }
 
+/** `start.budget` when it sets a limit; a negative or non-finite cost is refused. */
+function budgetFromWire(budget: { maxTokens?: bigint | undefined; maxCostUsd?: number | undefined } | undefined): { budget?: Budget } {
+  if (budget === undefined) return {};
+  const { maxTokens, maxCostUsd } = budget;
+  if (maxCostUsd !== undefined && !(Number.isFinite(maxCostUsd) && maxCostUsd >= 0)) bad("start.budget.max_cost_usd must be a number of USD, 0 or more");
+  const limits: Budget = {
+    ...(maxTokens !== undefined ? { maxTokens: Number(maxTokens > BigInt(Number.MAX_SAFE_INTEGER) ? BigInt(Number.MAX_SAFE_INTEGER) : maxTokens) } : {}),
+    ...(maxCostUsd !== undefined ? { maxCostUsd } : {}),
+  };
+  return Object.keys(limits).length > 0 ? { budget: limits } : {};
+}
+
 /** Decodes one request; throws `invalid_argument` RozErrors naming the field. */
 export function commandFromWire(request: SessionRequest): SessionCommand {
   const r = request.request;
@@ -91,6 +103,7 @@ export function commandFromWire(request: SessionRequest): SessionCommand {
         ...(s.hostId ? { hostId: s.hostId } : {}),
         ...(s.model ? { model: s.model } : {}),
         ...labelsFromWire(s),
+        ...budgetFromWire(s.budget),
         tools: toolsFromWire(s.tools, "start.tools"),
         history: history.messages,
         systemPrompt: history.system,

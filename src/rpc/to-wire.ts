@@ -167,7 +167,13 @@ function responseOf(event: SessionEvent): ResponseCase {
     case "turn_complete":
       return {
         case: "turnComplete",
-        value: { $typeName: "roz.v1.TurnComplete", messageId: event.messageId, usage: usageToWire(event.usage), stopReason: event.stopReason, costUsd: 0 },
+        value: {
+          $typeName: "roz.v1.TurnComplete",
+          messageId: event.messageId,
+          usage: usageToWire(event.usage),
+          stopReason: event.stopReason,
+          costUsd: event.record.costUsd,
+        },
       };
     case "keepalive":
       return {

@@ -55,6 +55,7 @@ export function buildSession(deps: SessionDeps, registry: SessionRegistry, build
     ...(extension ? { serverTools: extension.serverTools } : {}),
     ...(extension?.liveTools ? { liveTools: extension.liveTools } : {}),
     onAgentError: (err) => deps.log.error({ err, sessionId: id }, "agent error"),
+    ...(deps.spend ? { spend: deps.spend({ tenantId: principal.tenantId, sessionId: id }) } : {}),
   });
   session = new Session({
     id,

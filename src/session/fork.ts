@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { Budget } from "../domain/index.ts";
 import { RozError } from "../errors/index.ts";
 import { buildSession } from "./build-session.ts";
 import type { Principal, SessionDeps } from "./ports.ts";
@@ -38,8 +39,8 @@ export async function openFork(
   from: ForkFrom,
   /** Stored `detached` (no stream attaches at once: REST); else `active`. */
   detached = false,
-  /** The new session's title and metadata (a start's), as for any new session. */
-  labels: { title?: string; metadata?: Record<string, string> } = {},
+  /** The new session's title, metadata and budget (a start's), as for any new session. */
+  labels: { title?: string; metadata?: Record<string, string>; budget?: Budget } = {},
 ): Promise<Session> {
   if (!deps.allowSessionStart(principal)) throw new RozError("resource_exhausted", "too many sessions started; retry later");
   const { tenantId } = principal;

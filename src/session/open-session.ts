@@ -18,6 +18,7 @@ export async function openSession(deps: SessionDeps, registry: SessionRegistry, 
   const labels = {
     ...(command.title !== undefined ? { title: command.title } : {}),
     ...(command.metadata !== undefined ? { metadata: command.metadata } : {}),
+    ...(command.budget !== undefined ? { budget: command.budget } : {}),
   };
   if (command.fork) {
     const problem = forkStartProblem(command);

@@ -2,8 +2,19 @@
  * What the session layer needs from the outside, as narrow interfaces. `src/app` wires
  * them to the store, the model catalog and the agent factory.
  */
-import type { Agent, AgentLimits, AgentOptions, ClientTool, LiveTools, PermissionRule, ServerTool, ToolOutcome, TurnRecord } from "../agent/index.ts";
-import type { Principal, StoredText, Tracing } from "../domain/index.ts";
+import type {
+  Agent,
+  AgentLimits,
+  AgentOptions,
+  ClientTool,
+  LiveTools,
+  PermissionRule,
+  ServerTool,
+  SpendGate,
+  ToolOutcome,
+  TurnRecord,
+} from "../agent/index.ts";
+import type { Budget, Principal, StoredText, Tracing } from "../domain/index.ts";
 import type { ModelCatalog } from "../models/index.ts";
 import type { StoredTurn, TurnOrigin } from "../store/index.ts";
 import type { LoggedEvent, SequencedEvent, SessionEvent, SessionStatus } from "./types.ts";
@@ -31,6 +42,7 @@ export interface NewStoredSession {
   hostId?: string;
   title?: string;
   metadata?: Record<string, string>;
+  budget?: Budget;
 }
 
 export interface SessionPersistence {
@@ -69,7 +81,16 @@ export interface SessionPersistence {
   rollBackTurns(tenantId: string, sessionId: string, turns: readonly number[], state: StoredText): Promise<void>;
   /** Stores a new session (as `createSession`, owned by this node) holding copies of `turns`, and its state, atomically. */
   forkSession(
-    session: { id: string; tenantId: string; environmentId: string; model: string; status?: "detached"; title?: string; metadata?: Record<string, string> },
+    session: {
+      id: string;
+      tenantId: string;
+      environmentId: string;
+      model: string;
+      status?: "detached";
+      title?: string;
+      metadata?: Record<string, string>;
+      budget?: Budget;
+    },
     turns: readonly { record: TurnRecord; origin: TurnOrigin }[],
     state: StoredText,
   ): Promise<void>;
@@ -173,4 +194,6 @@ export interface SessionDeps {
   startTimeoutMs?: number;
   /** Traces each turn as an `invoke_agent` span (absent: tracing is off). */
   tracing?: Tracing;
+  /** The budgets and spend counting of a session's model calls (§13); none: no limits, nothing counted. */
+  spend?: (session: { tenantId: string; sessionId: string }) => SpendGate;
 }

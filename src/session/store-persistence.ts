@@ -51,6 +51,7 @@ export function storePersistence(
           ...(s.hostId ? { hostId: s.hostId } : {}),
           ...(s.title !== undefined ? { title: s.title } : {}),
           ...(s.metadata !== undefined ? { metadata: s.metadata } : {}),
+          ...(s.budget !== undefined ? { budget: s.budget } : {}),
         });
       }),
     appendTurn: (tenantId, sessionId, record: TurnRecord, events, state) =>
@@ -116,6 +117,7 @@ export function storePersistence(
             ...(s.status ? { status: s.status } : {}),
             ...(s.title !== undefined ? { title: s.title } : {}),
             ...(s.metadata !== undefined ? { metadata: s.metadata } : {}),
+            ...(s.budget !== undefined ? { budget: s.budget } : {}),
           },
           turns,
           state,

@@ -236,6 +236,7 @@ function cutTurnComplete(cut: RunningTurnInfo): TurnComplete {
     assistantThinkingBlocks: [],
     toolCalls: [],
     usage,
+    costUsd: 0,
     stopReason: "cancelled",
     compactions: 0,
     startedAt: cut.startedAt,

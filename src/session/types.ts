@@ -4,6 +4,7 @@
  */
 import type { AgentEvent, AgentMode, ClientTool, ContextBlock, PermissionRule, ToolOutcome, TraceContext } from "../agent/index.ts";
 import type { SessionErrorCode } from "../errors/index.ts";
+import type { Budget } from "../domain/index.ts";
 import type { JsonObject, ModelMessage, TokenUsage } from "../models/index.ts";
 
 export type SessionStatus = "active" | "detached" | "completed" | "cancelled" | "error";
@@ -16,6 +17,8 @@ export interface StartCommand {
   /** What people call the session, and its string labels (checked against the limits when decoded). */
   title?: string;
   metadata?: Record<string, string>;
+  /** The most it may spend over its life (its environment's budget applies too; the lower limit wins). */
+  budget?: Budget;
   tools: ClientTool[];
   history: ModelMessage[];
   /** The text of `system` messages in `history`: it joins the system prompt. */

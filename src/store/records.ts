@@ -1,7 +1,7 @@
 /**
  * The shapes the store keeps and takes: entities, their inputs, paging. Times are epoch ms.
  */
-import type { JsonObject, PermissionRule, TokenUsage, TurnRecord } from "../domain/index.ts";
+import type { Budget, JsonObject, PermissionRule, Spent, TokenUsage, TurnRecord } from "../domain/index.ts";
 import type { SessionEndReason } from "./end-reason.ts";
 
 /** A tenant: the owner of keys, environments and sessions; every store call is scoped to one. */
@@ -54,6 +54,8 @@ export interface Environment {
   toolDefaults: JsonObject;
   /** Whether its sessions' models get the team tools; absent: the server default decides. */
   teamsEnabled?: boolean;
+  /** What each of its sessions may spend over its life; absent: no limit. */
+  budget?: Budget;
   /** At most one environment per tenant is the default. */
   isDefault: boolean;
   createdAt: number;
@@ -69,6 +71,7 @@ export interface NewEnvironment {
   permissions?: PermissionRule[];
   toolDefaults?: JsonObject;
   teamsEnabled?: boolean;
+  budget?: Budget;
   /** When true, the tenant's previous default stops being the default (same transaction). */
   isDefault?: boolean;
 }
@@ -82,6 +85,7 @@ export interface EnvironmentPatch {
   permissions?: PermissionRule[];
   toolDefaults?: JsonObject;
   teamsEnabled?: boolean | null;
+  budget?: Budget | null;
   isDefault?: boolean;
 }
 
@@ -110,6 +114,12 @@ export interface Session {
   endReason?: SessionEndReason;
   /** Sum of the usage of every stored turn. */
   usage: TokenUsage;
+  /** Sum of the cost of every stored turn, USD. */
+  costUsd: number;
+  /** The budget it was started with (`StartSession.budget`); its environment's applies too. */
+  budget?: Budget;
+  /** What its model calls spent over its life, its team workers' included (what its budgets count). */
+  spent: Spent;
   /** Number of stored turns; turns are numbered 1..turnCount. */
   turnCount: number;
   /** Sum of `TurnRecord.compactions` over stored turns. */
@@ -141,6 +151,7 @@ export interface NewSession {
   hostId?: string;
   title?: string;
   metadata?: Record<string, string>;
+  budget?: Budget;
 }
 
 /** A status transition for `updateSessionStatus`. */

@@ -24,6 +24,8 @@ export interface Task {
   lastSeq: number;
   /** Sum of the usage of its finished workers. */
   usage: TokenUsage;
+  /** Sum of what its finished workers' model calls cost, USD. */
+  costUsd: number;
   createdAt: number;
   updatedAt: number;
   endedAt?: number;
@@ -56,6 +58,8 @@ export interface Worker {
   /** The worker's conversation when it ended (opaque JSON). */
   transcript?: unknown;
   usage: TokenUsage;
+  /** What its model calls cost, USD (0 while it runs). */
+  costUsd: number;
   createdAt: number;
   endedAt?: number;
 }
@@ -75,6 +79,8 @@ export interface WorkerEnd {
   failure?: string;
   transcript?: unknown;
   usage: TokenUsage;
+  /** What its model calls cost, USD (default 0). */
+  costUsd?: number;
 }
 
 /** Which tasks `listTasks` returns. */

@@ -32,6 +32,7 @@ import type {
   Tenant,
 } from "./records.ts";
 import type { McpServerStore } from "./mcp-server-records.ts";
+import type { SpendStore } from "./spend-records.ts";
 import type { TaskStore } from "./task-records.ts";
 import type { SessionFilter, SessionPatch } from "./session-queries.ts";
 
@@ -40,6 +41,7 @@ export * from "./task-records.ts";
 export * from "./end-reason.ts";
 export * from "./mcp-server-records.ts";
 export * from "./session-queries.ts";
+export * from "./spend-records.ts";
 
 export interface TenantStore {
   /** Returns the tenant named `name`, creating it if needed; concurrent calls agree. */
@@ -251,7 +253,8 @@ export interface Store
     TaskStore,
     NodeStore,
     LeaseStore,
-    McpServerStore {
+    McpServerStore,
+    SpendStore {
   /** `sqlite` or `postgres`. */
   readonly kind: "sqlite" | "postgres";
   /** Resolves when the database answers a trivial query (for `/readyz`); rejects otherwise. */

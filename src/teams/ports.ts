@@ -2,7 +2,18 @@
  * What the teams layer needs from the outside, as narrow interfaces; `src/app` wires them.
  * Sessions are reached only through `ParentSession`: this layer never imports the session layer.
  */
-import type { Agent, AgentLimits, AgentOptions, ApprovalQuestion, ClientTool, LiveTools, PermissionRule, ToolOutcome, Tracing } from "../agent/index.ts";
+import type {
+  Agent,
+  AgentLimits,
+  AgentOptions,
+  ApprovalQuestion,
+  ClientTool,
+  LiveTools,
+  PermissionRule,
+  SpendGate,
+  ToolOutcome,
+  Tracing,
+} from "../agent/index.ts";
 import type { EventBus } from "../bus/index.ts";
 import type { JsonObject, ModelCatalog } from "../models/index.ts";
 import type { Store } from "../store/index.ts";
@@ -91,4 +102,6 @@ export interface TeamsDeps {
   liveTools?: (tenantId: string, sessionId: string | undefined) => LiveTools;
   /** Traces each worker's run as an `invoke_agent` span under the span that spawned it (absent: tracing is off). */
   tracing?: Tracing;
+  /** The budgets and spend counting of a worker's model calls: its tenant's and, if any, its parent session's (§13). */
+  spend?: (owner: { tenantId: string; sessionId?: string }) => SpendGate;
 }

@@ -91,6 +91,7 @@ export class WorkerRun {
     const deps = this.#deps;
     void this.#log.append({ type: "worker_started", workerId: spec.id, hostId: deps.nodeId ?? hostname() });
     let usage = ZERO_USAGE;
+    let costUsd = 0;
     let transcript: readonly ModelMessage[] = [];
     let ending: WorkerEnding;
     const routes: (() => void)[] = [];
@@ -117,6 +118,8 @@ export class WorkerRun {
         serverTools: spec.serverTools,
         ...(spec.liveTools ? { liveTools: spec.liveTools } : {}),
         onAgentError: (err) => deps.log.error({ err, workerId: spec.id, taskId: spec.taskId }, "worker agent error"),
+        // Its calls count toward its parent session's budget and spend, and its tenant's.
+        ...(deps.spend ? { spend: deps.spend({ tenantId: spec.tenantId, ...(spec.parent ? { sessionId: spec.parent.sessionId } : {}) }) } : {}),
       });
       const running = agent;
       this.#cancelTurn = (reason) => running.cancelTurn(reason);
@@ -187,6 +190,7 @@ export class WorkerRun {
       await (span ? span.run(consume) : consume());
       transcript = agent.history();
       usage = record?.usage ?? ZERO_USAGE;
+      costUsd = record?.costUsd ?? 0;
       ending = this.#endingOf(record, transcript, byName);
     } catch (err) {
       deps.log.error({ err, workerId: spec.id, taskId: spec.taskId }, "worker failed outside the agent loop");
@@ -209,6 +213,7 @@ export class WorkerRun {
         ...(ending.status === "completed" ? { result: ending.result } : { failure: ending.reason }),
         transcript,
         usage,
+        costUsd,
       });
     } catch (err) {
       deps.log.error({ err, workerId: spec.id }, "could not store the worker's end");
@@ -220,7 +225,8 @@ export class WorkerRun {
   #endingOf(record: TurnRecord | undefined, transcript: readonly ModelMessage[], tools: Map<string, ClientTool>): WorkerEnding {
     if (this.#cancelReason !== undefined) return { status: "failed", reason: this.#cancelReason };
     if (record === undefined || record.stopReason === "cancelled") return { status: "failed", reason: "cancelled" };
-    if (record.stopReason === "error") return { status: "failed", reason: "model_error" };
+    // A budget that refused its model call leaves it as failed as a provider that did.
+    if (record.stopReason === "error" || record.stopReason === "budget_exceeded") return { status: "failed", reason: "model_error" };
     // A physical tool refused by the rules: the worker tried what it must not do.
     if (record.toolCalls.some((c) => (c.permission === "policy_denied" || c.permission === "denied") && isPhysical(tools.get(c.name)))) {
       return { status: "failed", reason: "safety_violation" };

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RozError } from "../../src/errors/index.ts";
-import { createModelCatalog, OpenAIChatModel, OpenAIResponsesModel, ScriptedModel } from "../../src/models/index.ts";
+import { costOf, createModelCatalog, OpenAIChatModel, OpenAIResponsesModel, ScriptedModel } from "../../src/models/index.ts";
 import { startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai/index.ts";
 import { collect, request, textOf } from "./helpers.ts";
 
@@ -198,11 +198,65 @@ describe("providers file", () => {
       /\(scripted\)\.scripts\.s\.responses\[0\]\[0\]\.finish: must be one of/,
     ],
     ["scripted-url.yaml", "providers: [{ name: scripted, base_url: 'http://h' }]", /\(scripted\)\.base_url: does not apply to a scripted provider/],
+    ["prices.yaml", "providers: [{ name: x, base_url: 'http://h', prices: [1] }]", /\(x\)\.prices: must be a map from model id/],
+    [
+      "price-model.yaml",
+      "providers: [{ name: x, base_url: 'http://h', models: [a], prices: { b: { input: 1, output: 1 } } }]",
+      /\(x\)\.prices\.b: "b" is not in models/,
+    ],
+    [
+      "price-neg.yaml",
+      "providers: [{ name: x, base_url: 'http://h', prices: { a: { input: -1, output: 1 } } }]",
+      /\(x\)\.prices\.a\.input: must be a number of USD per million tokens, 0 or more/,
+    ],
+    ["price-missing.yaml", "providers: [{ name: x, base_url: 'http://h', prices: { a: { input: 1 } } }]", /\(x\)\.prices\.a\.output: must be a number/],
+    [
+      "price-text.yaml",
+      "providers: [{ name: x, base_url: 'http://h', prices: { a: { input: 1, output: '2' } } }]",
+      /\(x\)\.prices\.a\.output: must be a number/,
+    ],
+    [
+      "price-field.yaml",
+      "providers: [{ name: x, base_url: 'http://h', prices: { a: { input: 1, output: 1, cached: 1 } } }]",
+      /\(x\)\.prices\.a\.cached: unknown field/,
+    ],
   ])("rejects %s with an error naming the file and field", (name, content, pattern) => {
     const path = content === null ? join(dir, name) : file(name, content);
     const error = configError(() => createModelCatalog({ providersFile: path, env: {} }));
     expect(error.message).toMatch(pattern);
     expect(error.message).toContain(path);
+  });
+});
+
+describe("prices", () => {
+  it("a model's price is its own entry, else the provider's \"*\"; an alias prices its model; cache prices default to input", () => {
+    const path = file(
+      "prices.yaml",
+      `providers:
+  - name: p
+    base_url: 'http://127.0.0.1:1/v1'
+    aliases: { fast: small }
+    prices:
+      fast: { input: 0.4, output: 1.6, cache_read: 0.1, cache_write: 0.5 }
+      "*": { input: 2, output: 8 }
+  - { name: free, base_url: 'http://127.0.0.1:2/v1' }
+  - { name: scripted, prices: { default: { input: 1, output: 2 } } }
+`,
+    );
+    const catalog = createModelCatalog({ providersFile: path });
+    expect(catalog.resolve("p/small")!.price).toEqual({ input: 0.4, output: 1.6, cacheRead: 0.1, cacheWrite: 0.5 });
+    expect(catalog.resolve("p/fast")!.price).toEqual({ input: 0.4, output: 1.6, cacheRead: 0.1, cacheWrite: 0.5 });
+    expect(catalog.resolve("p/big")!.price).toEqual({ input: 2, output: 8, cacheRead: 2, cacheWrite: 2 });
+    expect(catalog.resolve("free/any")!.price).toBeUndefined();
+    expect(catalog.resolve("scripted/default")!.price).toEqual({ input: 1, output: 2, cacheRead: 1, cacheWrite: 1 });
+  });
+
+  it("costs uncached input, cache reads, cache writes and output each at their price; no price costs 0", () => {
+    const price = { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 };
+    const usage = { inputTokens: 10_000, outputTokens: 2_000, cacheReadTokens: 6_000, cacheCreationTokens: 1_000 };
+    // 3000 uncached × 3 + 6000 × 0.3 + 1000 × 3.75 + 2000 × 15, per million.
+    expect(costOf(usage, price)).toBeCloseTo((9_000 + 1_800 + 3_750 + 30_000) / 1e6, 12);
+    expect(costOf(usage, undefined)).toBe(0);
   });
 });
 

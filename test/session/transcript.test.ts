@@ -25,6 +25,7 @@ function turn(seq: number, fields: Partial<StoredTurn>): StoredTurn {
     assistantThinkingBlocks: [],
     toolCalls: [],
     usage,
+    costUsd: 0,
     stopReason: "end_turn",
     compactions: 0,
     startedAt: 0,

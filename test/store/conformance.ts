@@ -15,6 +15,7 @@ import { keySuite } from "./suites/keys.ts";
 import { migrationSuite } from "./suites/migrations.ts";
 import { orphanedSessionSuite } from "./suites/orphaned-sessions.ts";
 import { sessionSuite } from "./suites/sessions.ts";
+import { spendSuite } from "./suites/spend.ts";
 import { taskSuite } from "./suites/tasks.ts";
 import { tenantSuite } from "./suites/tenants.ts";
 import { transcriptSuite } from "./suites/transcript.ts";
@@ -75,6 +76,7 @@ export function defineStoreConformance(name: string, harness: StoreHarness): voi
     durableSessionSuite(ctx);
     orphanedSessionSuite(ctx);
     findingSessionSuite(ctx);
+    spendSuite(ctx);
     crashSuite(ctx);
   });
 }

@@ -45,6 +45,7 @@ export function turnFor(n: number, overrides: Partial<TurnRecord> = {}): TurnRec
     assistantThinkingBlocks: n % 3 === 0 ? thinkingBlocksFor(n) : [],
     toolCalls: toolCallsFor(n),
     usage: usageFor(n),
+    costUsd: n / 1000,
     stopReason: "end_turn",
     compactions: n % 5 === 0 ? 1 : 0,
     startedAt: 10_000 + n,

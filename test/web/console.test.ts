@@ -2,6 +2,9 @@
 // in the console ends it, sign in, sessions and transcripts from REST, environments with a
 // validation error, usage, key revocation signing the console out — and no request leaves
 // the server's origin.
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
 import { haveChromium, runOneTurnSession, screenshot, script, startConsole, type ConsoleHarness } from "./support/console.ts";
@@ -11,14 +14,20 @@ let page: Page;
 /** The key the console signs in with (made in the console while the server was open). */
 let adminKey = "";
 let firstSession = "";
+/** Where the providers file pricing the scripted models lives (the usage screen shows their cost). */
+let dir = "";
 
 beforeAll(async () => {
   if (!haveChromium) return;
-  h = await startConsole({ ROZ_AUTH: "required" });
+  dir = await mkdtemp(join(tmpdir(), "roz-console-prices-"));
+  const providers = join(dir, "providers.json");
+  await writeFile(providers, JSON.stringify({ providers: { scripted: { prices: { "*": { input: 1, output: 2, cache_read: 0.25 } } } } }));
+  h = await startConsole({ ROZ_AUTH: "required", ROZ_PROVIDERS_FILE: providers });
   ({ page } = await h.open());
 }, 60_000);
 afterAll(async () => {
   await h?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 const auth = () => ({ authorization: `Bearer ${adminKey}` });
@@ -113,6 +122,9 @@ describe.skipIf(!haveChromium)("the console", () => {
     await page.getByRole("link", { name: "Usage" }).click();
     await page.getByRole("img", { name: /Tokens per day/ }).waitFor();
     expect(await page.locator("[data-total='cache_read']").textContent()).toContain("600");
+    // The scripted models are priced here: the total cost is a fraction of a cent, not $0.
+    expect(await page.locator("[data-total='cost']").textContent()).toMatch(/^\$0\.00[0-9]*[1-9]/);
+    expect(await page.locator("[data-budget='tokens']").textContent()).toContain("(no limit)");
     const perSession = page.getByRole("img", { name: /Tokens per session/ });
     expect(await perSession.locator("g[data-bar]").count()).toBe(2);
     expect(await perSession.locator("rect.series-cache_read").count()).toBe(2);

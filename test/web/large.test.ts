@@ -32,6 +32,7 @@ beforeAll(async () => {
       assistantThinkingBlocks: [],
       toolCalls: [],
       usage: { inputTokens: 10, outputTokens: 2, cacheReadTokens: 5, cacheCreationTokens: 0 },
+      costUsd: 0,
       stopReason: "end_turn",
       compactions: 0,
       startedAt: n,

@@ -4,6 +4,9 @@ export const num = (n: number): string => n.toLocaleString("en-US");
 
 export const tokens = (u: Usage): string => `${num(u.input_tokens)} in / ${num(u.output_tokens)} out`;
 
+/** US dollars: cents from one cent up, two significant digits below it (a cheap turn is not "$0.00"). */
+export const usd = (n: number): string => (n === 0 ? "$0" : n < 0.01 ? `$${n.toPrecision(2)}` : `$${n.toFixed(2)}`);
+
 /** "12 s ago", "3 min ago", or the date for older times. */
 export function ago(iso: string, now = Date.now()): string {
   const s = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));

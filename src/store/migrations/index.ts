@@ -9,6 +9,7 @@ import { environmentTeams } from "./009-environment-teams.ts";
 import { findingSessions } from "./010-finding-sessions.ts";
 import { mcpServers } from "./011-mcp-servers.ts";
 import { mcpOauth } from "./012-mcp-oauth.ts";
+import { spend } from "./013-spend.ts";
 import type { Migration } from "./migration.ts";
 
 export type { Migration } from "./migration.ts";
@@ -27,4 +28,5 @@ export const migrations: readonly Migration[] = [
   findingSessions,
   mcpServers,
   mcpOauth,
+  spend,
 ];

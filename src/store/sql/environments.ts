@@ -5,6 +5,7 @@ import type { Sql, SqlRow, SqlValue } from "./database.ts";
 import type { StoreContext } from "./context.ts";
 import { listPage } from "./pagination.ts";
 import { conflictAs, fromJson, opt, toJson } from "./rows.ts";
+import { budgetColumn, budgetField } from "./spend.ts";
 
 const DEFAULT_NAME = "default";
 const DEFAULT_KIND = "default";
@@ -22,6 +23,7 @@ const environmentOf = (row: SqlRow): Environment => ({
   permissions: fromJson<PermissionRule[]>(row.permissions),
   toolDefaults: fromJson<JsonObject>(row.tool_defaults),
   ...(row.teams_enabled === null || row.teams_enabled === undefined ? {} : { teamsEnabled: Number(row.teams_enabled) === 1 }),
+  ...budgetField(row.budget),
   isDefault: Number(row.is_default) === 1,
   createdAt: Number(row.created_at),
   updatedAt: Number(row.updated_at),
@@ -37,6 +39,7 @@ function assignments(patch: EnvironmentPatch): [string, SqlValue][] {
   if (patch.permissions !== undefined) set.push(["permissions", toJson(patch.permissions)]);
   if (patch.toolDefaults !== undefined) set.push(["tool_defaults", toJson(patch.toolDefaults)]);
   if (patch.teamsEnabled !== undefined) set.push(["teams_enabled", patch.teamsEnabled === null ? null : patch.teamsEnabled ? 1 : 0]);
+  if (patch.budget !== undefined) set.push(["budget", budgetColumn(patch.budget)]);
   if (patch.isDefault !== undefined) set.push(["is_default", patch.isDefault ? 1 : 0]);
   return set;
 }
@@ -58,8 +61,8 @@ export function environmentRepo({ db, now }: StoreContext): EnvironmentStore {
           if (input.isDefault) await clearDefault(tx, tenantId, at);
           const row = await tx.get(
             `INSERT INTO environments
-               (id, tenant_id, name, kind, default_model, instructions, permissions, tool_defaults, teams_enabled, is_default, created_at, updated_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+               (id, tenant_id, name, kind, default_model, instructions, permissions, tool_defaults, teams_enabled, budget, is_default, created_at, updated_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
             [
               randomUUID(),
               tenantId,
@@ -70,6 +73,7 @@ export function environmentRepo({ db, now }: StoreContext): EnvironmentStore {
               toJson(input.permissions ?? []),
               toJson(input.toolDefaults ?? {}),
               input.teamsEnabled === undefined ? null : input.teamsEnabled ? 1 : 0,
+              budgetColumn(input.budget),
               input.isDefault ? 1 : 0,
               at,
               at,

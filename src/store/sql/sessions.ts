@@ -6,6 +6,7 @@ import { NODE_ALIVE } from "./nodes.ts";
 import { listPage } from "./pagination.ts";
 import { conflictAs, fromJson, opt, optNum, toJson, usageOf } from "./rows.ts";
 import { sessionListWhere } from "./session-list.ts";
+import { budgetColumn, budgetField } from "./spend.ts";
 import { indexTitle } from "./session-text.ts";
 
 /** A stored end reason, else the one an ended status implies; none while live. */
@@ -25,6 +26,9 @@ export const sessionOf = (row: SqlRow): Session => ({
   endedAt: optNum(row.ended_at),
   endReason: endReasonOf(row.status as SessionStatus, row.end_reason),
   usage: usageOf(row),
+  costUsd: Number(row.cost_usd ?? 0),
+  ...budgetField(row.budget),
+  spent: { tokens: Number(row.spent_tokens ?? 0), costUsd: Number(row.spent_cost_usd ?? 0) },
   turnCount: Number(row.turn_count),
   compactionCount: Number(row.compaction_count),
   ...(row.title !== null && row.title !== undefined ? { title: String(row.title) } : {}),
@@ -44,8 +48,8 @@ export async function ownsSession(q: Sql, tenantId: string, sessionId: string): 
 export async function insertSession(q: Sql, dialect: Dialect, tenantId: string, input: NewSession, at: number): Promise<Session> {
   const status = input.status ?? "active";
   const row = await q.get(
-    `INSERT INTO sessions (id, tenant_id, environment_id, model, status, node_id, host_id, created_at, updated_at, ended_at, title, metadata)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+    `INSERT INTO sessions (id, tenant_id, environment_id, model, status, node_id, host_id, created_at, updated_at, ended_at, title, metadata, budget)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
     [
       input.id ?? randomUUID(),
       tenantId,
@@ -59,6 +63,7 @@ export async function insertSession(q: Sql, dialect: Dialect, tenantId: string, 
       terminalStatuses.includes(status) ? at : null,
       input.title ?? null,
       toJson(input.metadata ?? {}),
+      budgetColumn(input.budget),
     ],
   );
   const session = sessionOf(row!);

@@ -11,6 +11,7 @@ import { nodeRepo } from "./nodes.ts";
 import { sessionLabelRepo } from "./session-labels.ts";
 import { retentionRepo } from "./session-retention.ts";
 import { sessionRepo } from "./sessions.ts";
+import { spendRepo } from "./spend.ts";
 import { taskRepo } from "./tasks.ts";
 import { tenantRepo } from "./tenants.ts";
 import { turnRepo } from "./turns.ts";
@@ -51,6 +52,7 @@ export function createSqlStore(db: SqlDatabase, options: SqlStoreOptions = {}): 
     ...taskRepo(ctx),
     ...nodeRepo(ctx),
     ...mcpServerRepo(ctx),
+    ...spendRepo(ctx),
     async ping() {
       await db.get("SELECT 1 AS ok");
     },

@@ -20,6 +20,7 @@ const taskOf = (row: SqlRow): Task => ({
   nodeId: opt(row.node_id as string | null),
   lastSeq: Number(row.last_seq),
   usage: usageOf(row),
+  costUsd: Number(row.cost_usd ?? 0),
   createdAt: Number(row.created_at),
   updatedAt: Number(row.updated_at),
   endedAt: optNum(row.ended_at),
@@ -38,6 +39,7 @@ const workerOf = (row: SqlRow): Worker => ({
   failure: opt(row.failure as string | null),
   transcript: row.transcript === null || row.transcript === undefined ? undefined : fromJson(row.transcript),
   usage: usageOf(row),
+  costUsd: Number(row.cost_usd ?? 0),
   createdAt: Number(row.created_at),
   endedAt: optNum(row.ended_at),
 });
@@ -102,7 +104,7 @@ export function taskRepo({ db, now }: StoreContext): TaskStore {
         if (!(await ownsTask(tx, tenantId, taskId))) return false;
         const changed = await tx.run(
           `UPDATE workers SET status = ?, result = ?, failure = ?, transcript = ?, input_tokens = ?, output_tokens = ?,
-             cache_read_tokens = ?, cache_creation_tokens = ?, ended_at = ?
+             cache_read_tokens = ?, cache_creation_tokens = ?, cost_usd = ?, ended_at = ?
            WHERE id = ? AND task_id = ? AND status = 'running'`,
           [
             end.status,
@@ -113,6 +115,7 @@ export function taskRepo({ db, now }: StoreContext): TaskStore {
             u.outputTokens,
             u.cacheReadTokens,
             u.cacheCreationTokens,
+            end.costUsd ?? 0,
             now(),
             workerId,
             taskId,
@@ -121,9 +124,9 @@ export function taskRepo({ db, now }: StoreContext): TaskStore {
         if (changed === 0) return false;
         await tx.run(
           `UPDATE tasks SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
-             cache_read_tokens = cache_read_tokens + ?, cache_creation_tokens = cache_creation_tokens + ?, updated_at = ?
+             cache_read_tokens = cache_read_tokens + ?, cache_creation_tokens = cache_creation_tokens + ?, cost_usd = cost_usd + ?, updated_at = ?
            WHERE id = ?`,
-          [u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheCreationTokens, now(), taskId],
+          [u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheCreationTokens, end.costUsd ?? 0, now(), taskId],
         );
         return true;
       });

@@ -97,6 +97,7 @@ function turnOf(row: SqlRow, toolCalls: ToolCallRecord[]): StoredTurn {
     assistantThinkingBlocks: fromJson<ThinkingRecord[]>(row.assistant_thinking_blocks),
     toolCalls,
     usage: usageOf(row),
+    costUsd: Number(row.cost_usd ?? 0),
     stopReason: row.stop_reason as TurnRecord["stopReason"],
     compactions: Number(row.compactions),
     startedAt: Number(row.started_at),
@@ -115,7 +116,7 @@ function turnOf(row: SqlRow, toolCalls: ToolCallRecord[]): StoredTurn {
 /** The session totals a turn adds to (parameters: `turnValues(…).totals`). */
 const SESSION_TOTALS = `turn_count = turn_count + 1, compaction_count = compaction_count + ?,
   input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
-  cache_read_tokens = cache_read_tokens + ?, cache_creation_tokens = cache_creation_tokens + ?, updated_at = ?,
+  cache_read_tokens = cache_read_tokens + ?, cache_creation_tokens = cache_creation_tokens + ?, cost_usd = cost_usd + ?, updated_at = ?,
   state = COALESCE(?, state)`;
 
 /** The columns of a turn row after `session_id, seq`, with their Postgres types (see `TOOL_CALL_FIELDS`). */
@@ -141,6 +142,7 @@ const TURN_FIELDS = [
   ["forked_from_session", "text"],
   ["forked_from_turn", "integer"],
   ["steered", "text"],
+  ["cost_usd", "double precision"],
 ] as const;
 export const TURN_COLUMNS = ["session_id", "seq", ...TURN_FIELDS.map(([name]) => name)];
 
@@ -148,7 +150,7 @@ export const TURN_COLUMNS = ["session_id", "seq", ...TURN_FIELDS.map(([name]) =>
 export function turnValues(record: TurnRecord, at: number, state: StoredText | undefined, origin?: TurnOrigin): { totals: SqlValue[]; turn: SqlValue[] } {
   const { usage } = record;
   return {
-    totals: [record.compactions, usage.inputTokens, usage.outputTokens, usage.cacheReadTokens, usage.cacheCreationTokens, at, state ?? null],
+    totals: [record.compactions, usage.inputTokens, usage.outputTokens, usage.cacheReadTokens, usage.cacheCreationTokens, record.costUsd, at, state ?? null],
     turn: [
       record.messageId,
       record.userContent,
@@ -171,6 +173,7 @@ export function turnValues(record: TurnRecord, at: number, state: StoredText | u
       origin?.sessionId,
       origin?.turn,
       toJson((record.steered ?? []).map(storeSteer)),
+      record.costUsd,
     ],
   };
 }

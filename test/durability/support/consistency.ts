@@ -19,7 +19,7 @@ const queries = {
     WHERE t.seq IS NULL OR (c.success IS NULL AND c.error IS NULL)`,
   // Every stored turn ended with a known stop reason; an `error` one carries its error.
   turns: `SELECT session_id, seq, stop_reason, error FROM turns
-    WHERE stop_reason NOT IN ('end_turn', 'max_tokens', 'max_cycles', 'cancelled', 'tool_error_limit', 'error')
+    WHERE stop_reason NOT IN ('end_turn', 'max_tokens', 'max_cycles', 'cancelled', 'tool_error_limit', 'budget_exceeded', 'error')
        OR (stop_reason = 'error' AND error IS NULL)`,
   // The event log of a session is gap-free (pruning only removes its oldest events).
   events: `SELECT session_id, COUNT(*) AS n, MIN(seq) AS lo, MAX(seq) AS hi FROM session_events GROUP BY session_id`,

@@ -14,7 +14,7 @@ import { type SpawnedServer, spawnServer } from "../../support/server.ts";
 import { type SessionClientFactory, sessionClientFactory } from "../../support/session-client.ts";
 import { nextOf, readTurn, rq, startSession, tool, turnCompleteOf, type StartInit } from "../../support/session-protocol.ts";
 import type { DurabilityBackend } from "./backend.ts";
-import { addUsage, type Usage, zeroUsage } from "./scripted-turns.ts";
+import { addUsage, tokensOf, type Usage, zeroUsage } from "./scripted-turns.ts";
 
 const MODEL = "openai/fake-model";
 const TOOL = "read_file";
@@ -130,7 +130,7 @@ export function defineConversationSuite(name: string, makeBackend: () => Promise
         usage: seenA.reduce(addUsage, zeroUsage()),
       });
       const turns = (await request(server.url, "GET", `/v1/sessions/${sessionA}/messages?format=turns`)).json.turns;
-      expect(turns.map((t: { message_id: string; usage: Usage }) => [t.message_id, t.usage])).toEqual([
+      expect(turns.map((t: { message_id: string; usage: Usage }) => [t.message_id, tokensOf(t.usage)])).toEqual([
         ["m1", seenA[0]],
         ["m2", seenA[1]],
       ]);

@@ -12,6 +12,14 @@ export interface Usage {
   cache_creation_tokens: number;
 }
 
+/** The token counts of a REST usage (which also carries `cost_usd`). */
+export const tokensOf = (u: Usage): Usage => ({
+  input_tokens: u.input_tokens,
+  output_tokens: u.output_tokens,
+  cache_read_tokens: u.cache_read_tokens,
+  cache_creation_tokens: u.cache_creation_tokens,
+});
+
 export const zeroUsage = (): Usage => ({ input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_creation_tokens: 0 });
 
 export const addUsage = (a: Usage, b: Usage): Usage => ({

@@ -6,7 +6,7 @@
 import { fromJson, type JsonValue } from "@bufbuild/protobuf";
 import { ConversationMessageSchema } from "../../../src/gen/roz/v1/agent_pb.js";
 import { request } from "../../rest/support.ts";
-import { addUsage, LOOKUP_TOOL, type PlannedTurn, type Usage, zeroUsage } from "./scripted-turns.ts";
+import { addUsage, LOOKUP_TOOL, type PlannedTurn, tokensOf, type Usage, zeroUsage } from "./scripted-turns.ts";
 import type { SessionLog } from "./workload.ts";
 
 /** A turn in `GET /v1/sessions/{id}/messages?format=turns` (the fields checked here). */
@@ -32,7 +32,7 @@ function turnProblems(stored: RestTurn, plan: PlannedTurn): string[] {
   if (stored.stop_reason !== "end_turn" || stored.error !== undefined) {
     problems.push(`${where}: stop_reason ${stored.stop_reason}, error ${JSON.stringify(stored.error)}`);
   }
-  if (!same(stored.usage, plan.usage)) problems.push(`${where}: usage ${JSON.stringify(stored.usage)}, planned ${JSON.stringify(plan.usage)}`);
+  if (!same(tokensOf(stored.usage), plan.usage)) problems.push(`${where}: usage ${JSON.stringify(stored.usage)}, planned ${JSON.stringify(plan.usage)}`);
   if (stored.assistant.text !== plan.text) problems.push(`${where}: text ${JSON.stringify(stored.assistant.text)}, planned ${JSON.stringify(plan.text)}`);
   const expectedCalls = plan.tool ? [{ name: LOOKUP_TOOL, parameters: { key: plan.tool.key }, success: true, result: plan.tool.result }] : [];
   const calls = stored.tool_calls.map((c) => ({ name: c.name, parameters: c.parameters, success: c.success, result: c.result }));
@@ -91,7 +91,7 @@ export async function sessionProblems(url: string, log: SessionLog): Promise<str
 
   // Session totals agree with the stored turns (and so with every turn_complete seen).
   const total = turns.reduce((sum, t) => addUsage(sum, t.usage), zeroUsage());
-  if (!same(session.json.usage, total)) note(`usage ${JSON.stringify(session.json.usage)}, its turns add up to ${JSON.stringify(total)}`);
+  if (!same(tokensOf(session.json.usage), total)) note(`usage ${JSON.stringify(session.json.usage)}, its turns add up to ${JSON.stringify(total)}`);
   if (session.json.turn_count !== turns.length) note(`turn_count ${session.json.turn_count}, ${turns.length} turns stored`);
 
   // The conversation view is valid StartSession.history.

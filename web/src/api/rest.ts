@@ -51,6 +51,17 @@ export interface Usage {
   output_tokens: number;
   cache_read_tokens: number;
   cache_creation_tokens: number;
+  /** USD at the server's prices; 0 for a model without one. */
+  cost_usd: number;
+}
+
+/** `GET /v1/budget`: the tenant's monthly limits (null: none) and this month's spend. */
+export interface BudgetJson {
+  month: string;
+  monthly_tokens: number | null;
+  monthly_cost_usd: number | null;
+  spent_tokens: number;
+  spent_cost_usd: number;
 }
 
 export interface SessionJson {

@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { rest, type SessionJson } from "../api/rest.ts";
-import { ago, num } from "../format.ts";
+import { ago, num, usd } from "../format.ts";
 import { href } from "../router.ts";
 
 /** A change of a session's title or archived flag (`PATCH /v1/sessions/{id}`). */
@@ -68,7 +68,7 @@ export function SessionRow({ s, changed }: { s: SessionJson; changed: () => void
         </span>
         <span>{s.model}</span>
         <span class="num">{num(s.turn_count)}</span>
-        <span class="num" title={`cache read ${num(s.usage.cache_read_tokens)}`}>
+        <span class="num" title={`cache read ${num(s.usage.cache_read_tokens)}, cost ${usd(s.usage.cost_usd ?? 0)}`}>
           {num(s.usage.input_tokens + s.usage.output_tokens)}
         </span>
         <span class="num" data-attached={s.attached_streams}>

@@ -1,7 +1,7 @@
-import { restAll, type SessionJson } from "../api/rest.ts";
+import { type BudgetJson, rest, restAll, type SessionJson } from "../api/rest.ts";
 import { BarChart, type Bar } from "../components/bar-chart.tsx";
 import { usePoll } from "../components/use-poll.ts";
-import { num } from "../format.ts";
+import { num, usd } from "../format.ts";
 
 const SERIES = [
   { name: "input", label: "fresh input" },
@@ -23,9 +23,32 @@ const sum = (list: SessionJson[]) =>
       output_tokens: a.output_tokens + s.usage.output_tokens,
       cache_read_tokens: a.cache_read_tokens + s.usage.cache_read_tokens,
       cache_creation_tokens: a.cache_creation_tokens + s.usage.cache_creation_tokens,
+      cost_usd: a.cost_usd + (s.usage.cost_usd ?? 0),
     }),
-    { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_creation_tokens: 0 },
+    { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_creation_tokens: 0, cost_usd: 0 },
   );
+
+/** "spent of limit", or only what was spent when there is no limit. */
+const ofLimit = (spent: string, limit: string | undefined): string => (limit === undefined ? `${spent} (no limit)` : `${spent} of ${limit}`);
+
+/** The tenant's monthly budget (set by the operator with `roz budgets set`) and this month's spend. */
+function MonthlyBudget({ budget }: { budget: BudgetJson }) {
+  return (
+    <>
+      <h2>This month ({budget.month}, UTC)</h2>
+      <dl class="totals">
+        <div>
+          <dt>tokens</dt>
+          <dd data-budget="tokens">{ofLimit(num(budget.spent_tokens), budget.monthly_tokens === null ? undefined : num(budget.monthly_tokens))}</dd>
+        </div>
+        <div>
+          <dt>cost</dt>
+          <dd data-budget="cost">{ofLimit(usd(budget.spent_cost_usd), budget.monthly_cost_usd === null ? undefined : usd(budget.monthly_cost_usd))}</dd>
+        </div>
+      </dl>
+    </>
+  );
+}
 
 /** Tokens per day (by session start, UTC) for the last 30 days with sessions. */
 function perDay(sessions: SessionJson[]): Bar[] {
@@ -53,6 +76,7 @@ function perSession(sessions: SessionJson[]): Bar[] {
 export function UsageView() {
   // Archived sessions used tokens too: the list leaves them out unless asked.
   const { value: sessions, error } = usePoll(() => restAll<SessionJson>("/v1/sessions?archived=any"), 10_000);
+  const { value: budget } = usePoll(() => rest<BudgetJson>("GET", "/v1/budget"), 10_000);
   const all = sum(sessions ?? []);
   const hitRate = all.input_tokens > 0 ? Math.round((all.cache_read_tokens / all.input_tokens) * 100) : 0;
   return (
@@ -86,7 +110,12 @@ export function UsageView() {
               <dt>cache writes</dt>
               <dd>{num(all.cache_creation_tokens)}</dd>
             </div>
+            <div>
+              <dt>cost</dt>
+              <dd data-total="cost">{usd(all.cost_usd)}</dd>
+            </div>
           </dl>
+          {budget && <MonthlyBudget budget={budget} />}
           <h2>Tokens per day</h2>
           <BarChart bars={perDay(sessions)} series={SERIES} label="Tokens per day: fresh input, cache hits and output" />
           <h2>Tokens per session (top 30)</h2>
