@@ -96,6 +96,7 @@ export const tiers: readonly Tier[] = [
       "test/durability/orphans-sqlite.test.ts",
       "test/durability/restart-postgres.test.ts",
       "test/durability/restart-sqlite.test.ts",
+      "test/examples/**/*.test.ts",
       "test/reflection/buf-curl.test.ts",
       "test/server/cli.test.ts",
       "test/server/startup.test.ts",
