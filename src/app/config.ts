@@ -9,7 +9,7 @@ const secretKey: Parser<string | undefined> = (raw, name) =>
 
 /**
  * Every setting of the server, in one table: the names are fixed (DESIGN.md), clients and
- * operators script against them. `--help` prints this table.
+ * operators script against them. `--help` prints this table (after the commands of src/cli).
  */
 export const settings = {
   host: setting("ROZ_HOST", "127.0.0.1", str, "address the one port listens on"),
@@ -205,7 +205,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 }
 
 /** `ROZ_*` names that are not server settings but are used around it (clients, the test suite). */
-const knownNonSettings = new Set(["ROZ_KEY", "ROZ_TEST_DATABASE_URL", "ROZ_REQUIRE_POSTGRES", "ROZ_PG_BIN", "ROZ_BENCH_SPEC"]);
+const knownNonSettings = new Set(["ROZ_KEY", "ROZ_URL", "ROZ_TEST_DATABASE_URL", "ROZ_REQUIRE_POSTGRES", "ROZ_PG_BIN", "ROZ_BENCH_SPEC"]);
 
 /**
  * One warning per `ROZ_*` variable in `env` that is no setting (a typo would otherwise be
@@ -224,20 +224,11 @@ export function unknownVariableWarnings(env: Record<string, string | undefined> 
     });
 }
 
-/** The `--help` text: every variable with its default. */
-export function helpText(): string {
+/** The settings part of `--help`: every variable with its default. */
+export function settingsHelp(): string {
   const rows = Object.values(settings) as Setting<unknown>[];
   const width = Math.max(...rows.map((r) => r.env.length));
-  return [
-    "roz — agent-session server (roz.v1.AgentService + REST on one port)",
-    "",
-    "usage: roz [--help]                      run the server",
-    "       roz keys create --tenant NAME [--scopes s1,s2] [--name LABEL]",
-    "       roz healthcheck                   exit 0 when the server of this configuration answers /healthz",
-    "",
-    "configuration (environment variables):",
-    ...rows.map((r) => `  ${r.env.padEnd(width)}  ${r.description} (default: ${r.defaultText})`),
-  ].join("\n");
+  return ["configuration (environment variables):", ...rows.map((r) => `  ${r.env.padEnd(width)}  ${r.description} (default: ${r.defaultText})`)].join("\n");
 }
 
 /** `ROZ_PUBLIC_URL`'s default: `http://{ROZ_HOST}:{ROZ_PORT}` (https with TLS). */
