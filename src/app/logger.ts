@@ -1,6 +1,7 @@
 import type { FastifyRequest, FastifyServerOptions } from "fastify";
 import { OAUTH_CALLBACK_PATH } from "../mcp/index.ts";
 import type { Config } from "./config.ts";
+import { readableLog } from "./log-format.ts";
 
 /**
  * A request URL as logs show it: the OAuth callback's query (an authorization code and the
@@ -10,8 +11,11 @@ export function loggableUrl(url: string): string {
   return url.startsWith(`${OAUTH_CALLBACK_PATH}?`) ? `${OAUTH_CALLBACK_PATH}?[redacted]` : url;
 }
 
-/** Pino options for Fastify: JSON lines, request ids, secrets redacted. */
-export function loggerOptions(config: Config): FastifyServerOptions["logger"] {
+/**
+ * Pino options for Fastify: JSON lines (or readable ones with `ROZ_LOG_FORMAT=pretty`),
+ * request ids, secrets redacted.
+ */
+export function loggerOptions(config: Pick<Config, "logLevel" | "logFormat">): FastifyServerOptions["logger"] {
   return {
     level: config.logLevel,
     redact: { paths: ["req.headers.authorization", "headers.authorization"], censor: "[redacted]" },
@@ -25,5 +29,6 @@ export function loggerOptions(config: Config): FastifyServerOptions["logger"] {
         remotePort: req.socket?.remotePort,
       }),
     },
+    ...(config.logFormat === "pretty" ? { stream: readableLog() } : {}),
   };
 }

@@ -23,7 +23,12 @@ export const commands: readonly Command[] = [
     does: `creates an API key in the store and prints it, only this once; ${SCOPES_HINT}`,
     run: (args, io) => keysCreate(args, loadConfig(), io),
   },
-  { name: "keys list", args: "--tenant NAME", does: "lists a tenant's keys: prefix, scopes, created, last used, state", run: (args, io) => keysList(args, loadConfig(), io) },
+  {
+    name: "keys list",
+    args: "--tenant NAME",
+    does: "lists a tenant's keys: prefix, scopes, created, last used, state",
+    run: (args, io) => keysList(args, loadConfig(), io),
+  },
   { name: "keys revoke", args: "--tenant NAME KEY_ID", does: "revokes a key: it stops working at once", run: (args, io) => keysRevoke(args, loadConfig(), io) },
   {
     name: "healthcheck",
