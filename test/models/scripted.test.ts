@@ -83,13 +83,13 @@ describe("inline scripts", () => {
     const branching = { responses: [[{ tool_call: { id: "call_1", name: "arm__move" } }], { ok: [{ text: "Moved." }], failed: [{ text: "Not moved." }] }] };
     const first = user(`script: ${JSON.stringify(branching)}`);
     const call: ModelMessage = { role: "assistant", parts: [{ type: "tool_use", id: "call_1", name: "arm__move", input: {} }] };
-    const after = (isError: boolean, content: string): ModelMessage[] => [
+    const answered = (isError: boolean, content: string): ModelMessage[] => [
       first,
       call,
       { role: "user", parts: [{ type: "tool_result", toolUseId: "call_1", name: "arm__move", content, isError }] },
     ];
-    expect(textOf(await collect(model, request({ model: "default", messages: after(false, "moved to x=1") })))).toBe("Moved.");
-    const denied = await collect(model, request({ model: "default", messages: after(true, 'the user denied permission to run tool "arm__move"') }));
+    expect(textOf(await collect(model, request({ model: "default", messages: answered(false, "moved to x=1") })))).toBe("Moved.");
+    const denied = await collect(model, request({ model: "default", messages: answered(true, 'the user denied permission to run tool "arm__move"') }));
     expect(textOf(denied)).toBe("Not moved.");
     expect(finishOf(denied)).toBe("end_turn");
   });
