@@ -1,7 +1,7 @@
 import { type FastifyReply, type FastifyRequest, LogController } from "fastify";
 
 /** A request that took at least this long is logged at `info` (streams excepted: they last as long as their session). */
-export const SLOW_REQUEST_MS = 1000;
+const SLOW_REQUEST_MS = 1000;
 
 /** gRPC calls and Connect streams: their time is the stream's life, not a wait. */
 const isStream = (request: FastifyRequest): boolean => /^application\/(grpc|connect\+)/.test(request.headers["content-type"] ?? "");
