@@ -1,10 +1,10 @@
 /**
- * The `roz` command: runs the server, or a sub-command (`roz keys create …`, `roz budgets set …`).
+ * The `roz` command: runs the server, or a sub-command (`roz keys create …`, `roz budgets set …`, `roz chat`).
  * Configuration comes from the environment (see `--help`).
  */
-import { helpText, loadConfig, unknownVariableWarnings } from "./app/config.ts";
+import { loadConfig, unknownVariableWarnings } from "./app/config.ts";
 import { RozError } from "./errors/index.ts";
-import { BUDGETS_USAGE, KEYS_USAGE, runBudgetsCommand, runChatCommand, runHealthcheck, runKeysCommand } from "./cli/index.ts";
+import { runCommand } from "./cli/index.ts";
 
 /** Sub-commands print results on stdout and hints on stderr. */
 const io = { out: (text: string) => console.log(text), err: (text: string) => console.error(text) };
@@ -12,27 +12,8 @@ const io = { out: (text: string) => console.log(text), err: (text: string) => co
 async function main(argv: string[]): Promise<number> {
   // Before anything can fail: a mistyped variable is often why it does.
   for (const warning of unknownVariableWarnings(process.env)) console.error(`roz: warning: ${warning}`);
-  const commands = { keys: [KEYS_USAGE, runKeysCommand], budgets: [BUDGETS_USAGE, runBudgetsCommand] } as const;
-  if (argv[0] === "keys" || argv[0] === "budgets") {
-    const [usage, run] = commands[argv[0]];
-    if (argv.includes("--help") || argv.includes("-h")) {
-      console.log(usage);
-      return 0;
-    }
-    return run(argv.slice(1), loadConfig(), io);
-  }
-  if (argv[0] === "chat") return runChatCommand(argv.slice(1), io);
-  if (argv[0] === "healthcheck" && argv.length === 1) {
-    return runHealthcheck(loadConfig(), io);
-  }
-  if (argv.includes("--help") || argv.includes("-h")) {
-    console.log(helpText());
-    return 0;
-  }
-  if (argv.length > 0) {
-    console.error(`roz: unknown command "${argv.join(" ")}"\n\n${helpText()}`);
-    return 2;
-  }
+  const command = runCommand(argv, io);
+  if (command !== undefined) return command;
   const config = loadConfig();
   // Loaded only to run the server: sub-commands such as `roz keys` start faster without it.
   const { createApp } = await import("./app/app.ts");

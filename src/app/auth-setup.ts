@@ -8,7 +8,11 @@ import type { SessionLogger } from "../session/index.ts";
  * is disabled explicitly; warn when running open) and builds the app's authenticator.
  * Throws `config_invalid` with the fix in its message.
  */
-export async function createAuthenticator(config: Pick<Config, "host" | "auth">, store: Store, log: Pick<SessionLogger, "warn">): Promise<Authenticator> {
+export async function createAuthenticator(
+  config: Pick<Config, "host" | "auth">,
+  store: Store,
+  log: Pick<SessionLogger, "info" | "warn">,
+): Promise<Authenticator> {
   const loopback = isLoopback(config.host);
   const { warning } = checkBindPolicy({
     host: config.host,
@@ -22,5 +26,6 @@ export async function createAuthenticator(config: Pick<Config, "host" | "auth">,
     mode: config.auth,
     loopback,
     onTouchError: (err) => log.warn({ err }, "could not record API key use"),
+    onOpenModeEnded: () => log.info({ auth: config.auth }, "an API key exists: open mode ended, every request now needs a key"),
   });
 }

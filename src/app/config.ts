@@ -25,7 +25,7 @@ const secretKey: Parser<string | undefined> = (raw, name) =>
 
 /**
  * Every setting of the server, in one table: the names are fixed (DESIGN.md), clients and
- * operators script against them. `--help` prints this table.
+ * operators script against them. `--help` prints this table (after the commands of src/cli).
  */
 export const settings = {
   host: setting("ROZ_HOST", "127.0.0.1", str, "address the one port listens on"),
@@ -122,7 +122,13 @@ export const settings = {
     "HTTP/2 streams one connection may cancel (RST_STREAM) within any one second; beyond it GOAWAY and close (0 = off)",
   ),
   keepaliveIntervalMs: setting("ROZ_KEEPALIVE_INTERVAL_MS", 15_000, int(100, 3_600_000), "Keepalive message interval on session streams"),
-  logLevel: setting("ROZ_LOG_LEVEL", "info", oneOf("fatal", "error", "warn", "info", "debug", "trace", "silent"), "log level"),
+  logLevel: setting(
+    "ROZ_LOG_LEVEL",
+    "info",
+    oneOf("fatal", "error", "warn", "info", "debug", "trace", "silent"),
+    "log level; debug adds a line per request (failed and slow ones are at info)",
+  ),
+  logFormat: setting("ROZ_LOG_FORMAT", "json", oneOf("json", "pretty"), "log lines: json (one object per line) or pretty (time, level, message, key=value)"),
   maxContextTokens: setting("ROZ_MAX_CONTEXT_TOKENS", 200_000, int(1000, 10_000_000), "default StartSession.max_context_tokens"),
   maxCycles: setting("ROZ_MAX_CYCLES", 200, int(1, 100_000), "model cycles per turn"),
   toolErrorLimit: setting("ROZ_TOOL_ERROR_LIMIT", 3, int(1, 1000), "consecutive all-failed tool cycles before tool_error_limit"),
@@ -269,22 +275,11 @@ export function unknownVariableWarnings(env: Record<string, string | undefined> 
     });
 }
 
-/** The `--help` text: every variable with its default. */
-export function helpText(): string {
+/** The settings part of `--help`: every variable with its default. */
+export function settingsHelp(): string {
   const rows = Object.values(settings) as Setting<unknown>[];
   const width = Math.max(...rows.map((r) => r.env.length));
-  return [
-    "roz — agent-session server (roz.v1.AgentService + REST on one port)",
-    "",
-    "usage: roz [--help]                      run the server",
-    "       roz keys create --tenant NAME [--scopes s1,s2] [--name LABEL]   (also keys list, keys revoke; roz keys --help)",
-    "       roz budgets set --tenant NAME [--monthly-tokens N|none] [--monthly-cost-usd X|none]",
-    "       roz budgets show --tenant NAME       a tenant's monthly budget and this month's spend",
-    "       roz healthcheck                   exit 0 when the server of this configuration answers /healthz",
-    "",
-    "configuration (environment variables):",
-    ...rows.map((r) => `  ${r.env.padEnd(width)}  ${r.description} (default: ${r.defaultText})`),
-  ].join("\n");
+  return ["configuration (environment variables):", ...rows.map((r) => `  ${r.env.padEnd(width)}  ${r.description} (default: ${r.defaultText})`)].join("\n");
 }
 
 /** `ROZ_PUBLIC_URL`'s default: `http://{ROZ_HOST}:{ROZ_PORT}` (https with TLS). */

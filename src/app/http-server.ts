@@ -7,6 +7,7 @@ import type { Lifecycle } from "./lifecycle.ts";
 import { loggableUrl, loggerOptions } from "./logger.ts";
 import type { Metrics } from "./metrics.ts";
 import { requestIdOf } from "./request-id.ts";
+import { RequestLog } from "./request-log.ts";
 import { frameworkErrorReply } from "./rest-errors.ts";
 import { listenFailure, readSettingFile } from "./startup-errors.ts";
 
@@ -32,6 +33,8 @@ export function createHttpServer(config: Config, metrics: Metrics, lifecycle: Li
   let answerEarly: OnePortOptions["answerEarly"];
   const app = fastify({
     logger: loggerOptions(config, logIds),
+    // Request lines at debug; failed and slow requests at info.
+    logController: new RequestLog(),
     genReqId: (req) => requestIdOf(req.headers),
     bodyLimit: config.maxMessageBytes,
     frameworkErrors: frameworkErrorReply,

@@ -1,6 +1,7 @@
 import type { FastifyRequest, FastifyServerOptions } from "fastify";
 import { OAUTH_CALLBACK_PATH } from "../mcp/index.ts";
 import type { Config } from "./config.ts";
+import { readableLog } from "./log-format.ts";
 
 /**
  * A request URL as logs show it: the OAuth callback's query (an authorization code and the
@@ -11,10 +12,11 @@ export function loggableUrl(url: string): string {
 }
 
 /**
- * Pino options for Fastify: JSON lines, request ids, secrets redacted; with tracing, each line
- * written inside a span carries its `trace_id` and `span_id` (`logIds`).
+ * Pino options for Fastify: JSON lines (or readable ones with `ROZ_LOG_FORMAT=pretty`),
+ * request ids, secrets redacted; with tracing, each line written inside a span carries its
+ * `trace_id` and `span_id` (`logIds`).
  */
-export function loggerOptions(config: Config, logIds?: () => Record<string, string>): FastifyServerOptions["logger"] {
+export function loggerOptions(config: Pick<Config, "logLevel" | "logFormat">, logIds?: () => Record<string, string>): FastifyServerOptions["logger"] {
   return {
     level: config.logLevel,
     redact: { paths: ["req.headers.authorization", "headers.authorization"], censor: "[redacted]" },
@@ -29,5 +31,6 @@ export function loggerOptions(config: Config, logIds?: () => Record<string, stri
       }),
     },
     ...(logIds ? { mixin: logIds } : {}),
+    ...(config.logFormat === "pretty" ? { stream: readableLog() } : {}),
   };
 }

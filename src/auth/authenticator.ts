@@ -4,6 +4,9 @@ import type { Store } from "../store/index.ts";
 import { bearerToken, hashSecret, looksLikeSecret } from "./api-keys.ts";
 import { requireScope, SCOPES } from "./scopes.ts";
 
+/** A key found by its secret, with its tenant. */
+type FoundKey = NonNullable<Awaited<ReturnType<Store["findKeyByHash"]>>>;
+
 /** `ROZ_AUTH`. */
 export type AuthMode = "required" | "disabled";
 
@@ -25,6 +28,8 @@ export interface AuthenticatorOptions {
   now?: () => number;
   /** Receives failures of the best-effort `last_used_at` update. */
   onTouchError?: (err: unknown) => void;
+  /** Called once when a server that served requests open starts requiring keys (the first key exists). */
+  onOpenModeEnded?: () => void;
 }
 
 /**
@@ -33,8 +38,8 @@ export interface AuthenticatorOptions {
  * Open mode (every caller is the `default` tenant with every scope, credentials ignored):
  * `ROZ_AUTH=disabled`, or a loopback server while no key was ever created. Creating the first
  * key closes it: at once through `keysChanged()` (REST), else at the next re-count, at most
- * `recheckMs` later (a key made by the CLI in another process). Keys are never deleted, so
- * once closed the server stays closed.
+ * `recheckMs` later (a key made by the CLI in another process), or at the first request
+ * that carries an existing key. Keys are never deleted, so once closed the server stays closed.
  */
 export class Authenticator {
   readonly #opts: AuthenticatorOptions;
@@ -43,6 +48,8 @@ export class Authenticator {
   #openUntil = 0;
   #counting: Promise<boolean> | undefined;
   #openPrincipal: Promise<Principal> | undefined;
+  /** Whether a request was served open (then closing is worth a log line). */
+  #servedOpen = false;
   /** When this process last recorded each key's use; reset when it grows large. */
   readonly #touched = new Map<string, number>();
   readonly #revocations = new Map<string, number>();
@@ -59,12 +66,28 @@ export class Authenticator {
    * malformed, unknown, revoked or expired key and `permission_denied` for a missing scope.
    */
   async authenticate(authorization: string | null | undefined, scope: string): Promise<Principal> {
-    if (await this.isOpen()) return this.#open();
     const token = bearerToken(authorization);
+    if (await this.isOpen()) {
+      // A request with a key that exists ends open mode at once: it acts as the key's tenant
+      // and counts as the key's use, rather than running open until the next re-count.
+      const existing = this.#opts.mode === "required" && token !== undefined && looksLikeSecret(token) ? await this.#find(token) : undefined;
+      if (existing === undefined) return this.#open();
+      this.#close();
+      return this.#principal(existing, scope);
+    }
     if (token === undefined) throw new RozError("unauthenticated", "missing credentials: send authorization: Bearer roz_sk_…");
     if (!looksLikeSecret(token)) throw new RozError("unauthenticated", "malformed API key");
-    const found = await this.#opts.store.findKeyByHash(hashSecret(token), this.#now());
+    const found = await this.#find(token);
     if (!found) throw new RozError("unauthenticated", "unknown, revoked or expired API key");
+    return this.#principal(found, scope);
+  }
+
+  #find(token: string): Promise<FoundKey | undefined> {
+    return this.#opts.store.findKeyByHash(hashSecret(token), this.#now());
+  }
+
+  /** The principal of a found key, if it has `scope`; its use is recorded. */
+  #principal(found: FoundKey, scope: string): Principal {
     const principal: Principal = { tenantId: found.tenant.id, keyId: found.key.id, scopes: found.key.scopes };
     requireScope(principal, scope);
     this.#touch(found.key.id);
@@ -80,7 +103,7 @@ export class Authenticator {
     this.#counting ??= this.#opts.store.countKeys().then(
       (n) => {
         this.#counting = undefined;
-        if (n > 0) this.#closed = true;
+        if (n > 0) this.#close();
         else this.#openUntil = this.#now() + (this.#opts.recheckMs ?? DEFAULT_RECHECK_MS);
         return n === 0;
       },
@@ -94,7 +117,13 @@ export class Authenticator {
 
   /** A key was created: leave open mode now (required mode only). */
   keysChanged(): void {
-    if (this.#opts.mode === "required") this.#closed = true;
+    if (this.#opts.mode === "required") this.#close();
+  }
+
+  #close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#servedOpen) this.#opts.onOpenModeEnded?.();
   }
 
   /** Key `keyId` (or, rotated, its old secret) stopped working through this process. */
@@ -123,6 +152,7 @@ export class Authenticator {
   }
 
   #open(): Promise<Principal> {
+    this.#servedOpen = true;
     this.#openPrincipal ??= this.#opts.store.ensureTenant(OPEN_TENANT).then(
       (tenant) => ({ tenantId: tenant.id, scopes: [...SCOPES] }),
       (err: unknown) => {

@@ -6,16 +6,9 @@ import type { CliOutput } from "./keys.ts";
 import { tenantArgument } from "./tenant-arg.ts";
 import { withStore } from "./with-store.ts";
 
-/** The usage text of `roz budgets`, printed with `--help` and after every usage error. */
-export const BUDGETS_USAGE = [
-  "usage: roz budgets set --tenant NAME [--monthly-tokens N|none] [--monthly-cost-usd X|none]",
-  "       roz budgets show --tenant NAME",
-  "A tenant's limits per calendar month (UTC): input + output tokens and USD. `none` removes a limit;",
-  "a limit not named is kept. When one is spent, the tenant's model calls are refused (budget_exceeded).",
-].join("\n");
-
+/** A usage error: the command table (commands.ts) adds the usage lines. */
 const usage = (message: string): never => {
-  throw new RozError("invalid_argument", `${message}\n${BUDGETS_USAGE}`);
+  throw new RozError("invalid_argument", message);
 };
 
 /** `--monthly-tokens` / `--monthly-cost-usd`: a number (whole for tokens), `none` to remove it, absent to keep it. */

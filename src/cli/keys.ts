@@ -12,16 +12,14 @@ export interface CliOutput {
   err(text: string): void;
 }
 
-/** The usage text of `roz keys`, printed with `--help` and after every usage error. */
-export const KEYS_USAGE = [
-  "usage: roz keys create --tenant NAME [--scopes s1,s2] [--name LABEL] [--expires-in-days N]",
-  "       roz keys list --tenant NAME",
-  "       roz keys revoke --tenant NAME KEY_ID",
-  `scopes: ${SCOPES.join(", ")} (default: admin, which implies all)`,
-].join("\n");
+/** The scopes line of `roz keys create`'s help. */
+export const SCOPES_HINT = `scopes: ${SCOPES.join(", ")} (default: admin, which implies all)`;
 
+type Values = Record<string, string | undefined>;
+
+/** A usage error: the command table (commands.ts) adds the usage lines. */
 const usage = (message: string): never => {
-  throw new RozError("invalid_argument", `${message}\n${KEYS_USAGE}`);
+  throw new RozError("invalid_argument", message);
 };
 
 const tenantName = (value: string | undefined): string => tenantArgument(value, usage);
@@ -43,7 +41,7 @@ function table(rows: string[][]): string {
     .join("\n");
 }
 
-async function create(store: Store, values: Record<string, string | undefined>, io: CliOutput): Promise<number> {
+async function create(store: Store, values: Values, io: CliOutput): Promise<number> {
   const name = tenantName(values["tenant"]);
   const wanted = (values["scopes"] ?? "admin")
     .split(",")
@@ -68,7 +66,7 @@ async function create(store: Store, values: Record<string, string | undefined>, 
   return 0;
 }
 
-async function list(store: Store, values: Record<string, string | undefined>, io: CliOutput): Promise<number> {
+async function list(store: Store, values: Values, io: CliOutput): Promise<number> {
   const name = tenantName(values["tenant"]);
   const tenant = await store.getTenantByName(name);
   if (!tenant) throw new RozError("not_found", `no tenant named "${name}"`);
@@ -84,7 +82,7 @@ async function list(store: Store, values: Record<string, string | undefined>, io
   return 0;
 }
 
-async function revoke(store: Store, values: Record<string, string | undefined>, id: string | undefined, io: CliOutput): Promise<number> {
+async function revoke(store: Store, values: Values, id: string | undefined, io: CliOutput): Promise<number> {
   const name = tenantName(values["tenant"]);
   if (id === undefined) return usage("the KEY_ID to revoke is required");
   const tenant = await store.getTenantByName(name);
@@ -94,15 +92,21 @@ async function revoke(store: Store, values: Record<string, string | undefined>, 
 }
 
 /**
- * `roz keys …`: manages API keys straight in the configured store (ROZ_DATA_DIR or
- * DATABASE_URL), so the first key needs no open endpoint. Returns the exit code; usage
- * errors throw `invalid_argument`, unknown tenants and keys `not_found`.
+ * Runs one `roz keys` command straight on the configured store (ROZ_DATA_DIR or
+ * DATABASE_URL), so the first key needs no open endpoint. `args` are the words after the
+ * command's name; `positionals` how many of them may be plain words (KEY_ID). Usage errors
+ * throw `invalid_argument`, unknown tenants and keys `not_found`.
  */
-export async function runKeysCommand(argv: string[], config: Pick<Config, "dataDir" | "databaseUrl">, io: CliOutput): Promise<number> {
+async function onStore(
+  args: string[],
+  positionals: number,
+  config: Pick<Config, "dataDir" | "databaseUrl">,
+  run: (store: Store, values: Values, words: string[]) => Promise<number>,
+): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({
-      args: argv,
+      args,
       allowPositionals: true,
       strict: true,
       options: {
@@ -115,12 +119,20 @@ export async function runKeysCommand(argv: string[], config: Pick<Config, "dataD
   } catch (err) {
     return usage((err as Error).message);
   }
-  const [command, ...rest] = parsed.positionals;
-  if (command !== "create" && command !== "list" && command !== "revoke") return usage(`unknown keys command "${command ?? ""}"`);
-  if (rest.length > (command === "revoke" ? 1 : 0)) usage(`unexpected argument "${rest.at(-1)}"`);
-  return withStore(config, (store) => {
-    if (command === "create") return create(store, parsed.values, io);
-    if (command === "list") return list(store, parsed.values, io);
-    return revoke(store, parsed.values, rest[0], io);
-  });
+  if (parsed.positionals.length > positionals) usage(`unexpected argument "${parsed.positionals.at(-1)}"`);
+  return withStore(config, (store) => run(store, parsed.values, parsed.positionals));
 }
+
+type KeysConfig = Pick<Config, "dataDir" | "databaseUrl">;
+
+/** `roz keys create`: prints the new secret on stdout (only this once). */
+export const keysCreate = (args: string[], config: KeysConfig, io: CliOutput): Promise<number> =>
+  onStore(args, 0, config, (store, values) => create(store, values, io));
+
+/** `roz keys list`: the tenant's keys as a table. */
+export const keysList = (args: string[], config: KeysConfig, io: CliOutput): Promise<number> =>
+  onStore(args, 0, config, (store, values) => list(store, values, io));
+
+/** `roz keys revoke KEY_ID`. */
+export const keysRevoke = (args: string[], config: KeysConfig, io: CliOutput): Promise<number> =>
+  onStore(args, 1, config, (store, values, words) => revoke(store, values, words[0], io));

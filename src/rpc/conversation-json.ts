@@ -20,10 +20,13 @@ const partInit = (p: ModelPart) => {
 };
 
 /**
- * A stored transcript as `roz.v1.ConversationMessage`s in protobuf JSON
- * (`{"role":"user","parts":[{"text":{"text":"…"}}]}`), ready for `StartSession.history`:
- * the conversation `conversationOf` rebuilds from the turn records.
+ * A stored transcript as `roz.v1.ConversationMessage`s in protobuf JSON with the proto's
+ * field names, snake_case like the rest of REST (`{"role":"user","parts":[{"tool_result":
+ * {"tool_use_id":"…"}}]}`); protobuf JSON parsers take those names, so it is ready for
+ * `StartSession.history`: the conversation `conversationOf` rebuilds from the turn records.
  */
 export function conversationJson(turns: readonly StoredTurn[]): JsonValue[] {
-  return conversationOf(turns).map((m) => toJson(ConversationMessageSchema, create(ConversationMessageSchema, { role: m.role, parts: m.parts.map(partInit) })));
+  return conversationOf(turns).map((m) =>
+    toJson(ConversationMessageSchema, create(ConversationMessageSchema, { role: m.role, parts: m.parts.map(partInit) }), { useProtoFieldName: true }),
+  );
 }

@@ -48,8 +48,19 @@ export class Sequencer {
   /** The running turn's number: envelope streams see it on each of its events. */
   turnIndex: number | undefined;
 
-  constructor(init: { sessionId: string; log: EventLog; encode: (event: SequencedEvent) => Uint8Array; out: SequencerOutput; lastSeq?: number }) {
+  readonly #observe: ((event: SessionEvent) => void) | undefined;
+
+  /** `observe` sees each event once, when it is numbered (held ones when they are released). */
+  constructor(init: {
+    sessionId: string;
+    log: EventLog;
+    encode: (event: SequencedEvent) => Uint8Array;
+    out: SequencerOutput;
+    lastSeq?: number;
+    observe?: (event: SessionEvent) => void;
+  }) {
     this.#sessionId = init.sessionId;
+    this.#observe = init.observe;
     this.#log = init.log;
     this.#encode = init.encode;
     this.#out = init.out;
@@ -119,6 +130,7 @@ export class Sequencer {
       this.#held.push(event);
       return;
     }
+    this.#observe?.(event);
     // What only the event envelope can say (a model call's figures, how an approval ended)
     // takes no number of its own: it goes out live with the seq of the event before it, so
     // flat (v0.2) streams, which have no variant for it, see no gap and no empty message.

@@ -6,6 +6,7 @@ import { inBandError } from "./error-codes.ts";
 import { EventLog } from "./event-log.ts";
 import { type Attachment, FanOut } from "./fan-out.ts";
 import { type EndStatus, Lifecycle } from "./lifecycle.ts";
+import { lifecycleLog } from "./lifecycle-log.ts";
 import type { ClientAnswerRoute, Principal, SessionDeps, SessionExtension, SessionStatus } from "./ports.ts";
 import { SessionRequests } from "./requests.ts";
 import { type RollbackResult, Rollbacks } from "./rollback.ts";
@@ -91,6 +92,7 @@ export class Session {
       log: this.#log,
       encode: deps.encodeEvent,
       ...(init.lastSeq !== undefined ? { lastSeq: init.lastSeq } : {}),
+      observe: lifecycleLog(deps.log, { sessionId: id, tenantId }),
       out: {
         live: (item, to) => this.#streams.deliver(item, to),
         kept: (logged, event) => {

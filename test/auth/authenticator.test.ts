@@ -125,24 +125,32 @@ describe("Authenticator over SQLite", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it("runs open on loopback until a key exists, re-counting at most every recheckMs", async () => {
+  it("runs open on loopback until a key exists, re-counting at most every recheckMs; a request with an existing key ends it at once", async () => {
     let now = 1_000;
-    const auth = new Authenticator({ store, mode: "required", loopback: true, recheckMs: 5_000, now: () => now });
+    const ended: number[] = [];
+    const auth = new Authenticator({ store, mode: "required", loopback: true, recheckMs: 5_000, now: () => now, onOpenModeEnded: () => ended.push(now) });
     const open = await auth.authenticate(null, "sessions");
     const tenant = await store.getTenantByName("default");
     expect(open).toEqual({ tenantId: tenant!.id, scopes: ["sessions", "tasks", "environments", "keys", "mcp", "admin"] });
     const acme = await store.ensureTenant("acme");
-    const { secret } = await issueKey(store, { tenantId: acme.id, name: "k", scopes: ["sessions"] });
-    // Within the recheck interval the cached answer stands; after it, the count closes the server.
+    const { key, secret } = await issueKey(store, { tenantId: acme.id, name: "k", scopes: ["sessions"] });
+    // Within the recheck interval the cached answer stands for requests without a key (or with an unknown one).
     now += 1_000;
     expect(await auth.isOpen()).toBe(true);
-    now += 5_000;
+    expect(await auth.authenticate(`Bearer roz_sk_${"x".repeat(43)}`, "sessions")).toEqual(open);
+    expect(ended).toEqual([]);
+    // The key's first request: its own tenant, its use recorded, and the server needs keys from now on.
+    const principal = await auth.authenticate(`Bearer ${secret}`, "sessions");
+    expect(principal).toMatchObject({ tenantId: acme.id, keyId: key.id });
+    expect(ended).toEqual([2_000]);
+    await expect.poll(async () => (await store.getKey(acme.id, key.id))?.lastUsedAt).toBe(2_000);
     expect(await auth.isOpen()).toBe(false);
     expect(await reasonOf(() => auth.authenticate(null, "sessions"))).toBe("unauthenticated");
-    const principal = await auth.authenticate(`Bearer ${secret}`, "sessions");
-    expect(principal.tenantId).toBe(acme.id);
-    expect(principal.keyId).toBeDefined();
     expect(await reasonOf(() => auth.authenticate(`Bearer ${secret}`, "environments"))).toBe("permission_denied");
+    // A server that keys closed at its first count never served open: nothing ended.
+    const restarted = new Authenticator({ store, mode: "required", loopback: true, onOpenModeEnded: () => ended.push(-1) });
+    expect(await restarted.isOpen()).toBe(false);
+    expect(ended).toEqual([2_000]);
   });
 
   it("closes at once on keysChanged, never reopens, and is always closed off loopback", async () => {

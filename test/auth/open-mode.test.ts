@@ -65,6 +65,23 @@ describe("loopback, ROZ_AUTH=required", () => {
     }
   });
 
+  it("ends at once at the first request with a key made outside the server: it acts as the key's tenant and counts as its use", async () => {
+    const server = await startAuthServer();
+    try {
+      // Open: the server counts keys again only a while after this request.
+      expect((await request(server.url, "GET", "/v1/sessions")).status).toBe(200);
+      // Straight in the store, as `roz keys create` in another process does.
+      const key = await makeKey(server, "acme");
+      expect((await request(server.url, "POST", "/v1/environments", { key: key.secret, body: { name: "first-use" } })).status).toBe(201);
+      const mine = client(server, key.secret);
+      await expect.poll(async () => (await mine.get(`/v1/auth/keys/${key.id}`)).json?.last_used_at).toBeDefined();
+      expect((await mine.get("/v1/environments")).json.items.map((e: { name: string }) => e.name)).toContain("first-use");
+      expect((await request(server.url, "GET", "/v1/sessions")).status).toBe(401);
+    } finally {
+      await server.close();
+    }
+  });
+
   it("stays closed after every key was revoked", async () => {
     const server = await startAuthServer();
     try {

@@ -1,7 +1,7 @@
 // ROZ_EVENT_FORMAT: the format of streams whose metadata chooses none; the header wins.
 // Also `buf curl`, with the schema from reflection, reading envelopes off a real session.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { helpText, loadConfig } from "../../src/app/config.ts";
+import { loadConfig, settingsHelp } from "../../src/app/config.ts";
 import { bufCurl, bufCurlMessages } from "../support/buf-curl.ts";
 import { startServer, type TestServer } from "../support/server.ts";
 import { type SessionClientFactory, sessionClientFactory } from "../support/session-client.ts";
@@ -13,7 +13,7 @@ describe("ROZ_EVENT_FORMAT configuration", () => {
     expect(loadConfig({}).eventFormat).toBe("flat");
     expect(loadConfig({ ROZ_EVENT_FORMAT: "both" }).eventFormat).toBe("both");
     expect(() => loadConfig({ ROZ_EVENT_FORMAT: "json" })).toThrow('ROZ_EVENT_FORMAT: expected one of flat, envelope, both, got "json"');
-    expect(helpText()).toMatch(/ROZ_EVENT_FORMAT .*\(default: flat\)/);
+    expect(settingsHelp()).toMatch(/ROZ_EVENT_FORMAT .*\(default: flat\)/);
   });
 });
 

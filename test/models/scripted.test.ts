@@ -79,6 +79,21 @@ describe("inline scripts", () => {
     expect(finishOf(three)).toBe("end_turn");
   });
 
+  it("plays a response's `failed` steps after an error tool result (a denial), its `ok` steps otherwise", async () => {
+    const branching = { responses: [[{ tool_call: { id: "call_1", name: "arm__move" } }], { ok: [{ text: "Moved." }], failed: [{ text: "Not moved." }] }] };
+    const first = user(`script: ${JSON.stringify(branching)}`);
+    const call: ModelMessage = { role: "assistant", parts: [{ type: "tool_use", id: "call_1", name: "arm__move", input: {} }] };
+    const answered = (isError: boolean, content: string): ModelMessage[] => [
+      first,
+      call,
+      { role: "user", parts: [{ type: "tool_result", toolUseId: "call_1", name: "arm__move", content, isError }] },
+    ];
+    expect(textOf(await collect(model, request({ model: "default", messages: answered(false, "moved to x=1") })))).toBe("Moved.");
+    const denied = await collect(model, request({ model: "default", messages: answered(true, 'the user denied permission to run tool "arm__move"') }));
+    expect(textOf(denied)).toBe("Not moved.");
+    expect(finishOf(denied)).toBe("end_turn");
+  });
+
   it("reads a ```script fenced block anywhere in the message, and generates missing call ids", async () => {
     const text = 'Please run this:\n```script\n{"responses":[[{"tool_call":{"name":"ls"}},{"finish":"max_tokens"},{"text":"never"}]]}\n```\nthanks';
     const events = await collect(model, request({ model: "default", messages: [user(text)] }));
@@ -147,6 +162,9 @@ describe("script validation", () => {
     [{ responses: [[{ usage: { tokens: 3 } }]] }, "script.responses[0][0].usage.tokens"],
     [{ responses: [[{ error: { status: 99 } }]] }, "script.responses[0][0].error.status"],
     [{ responses: [], extra: true }, "script.extra"],
+    [{ responses: [{ ok: [], maybe: [] }] }, "script.responses[0].maybe"],
+    [{ responses: [{ failed: [{ text: 2 }] }] }, "script.responses[0].failed[0].text"],
+    [{ responses: ["text"] }, "script.responses[0]"],
   ])("rejects %j at %s", (value, path) => {
     try {
       parseScript(value);

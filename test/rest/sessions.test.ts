@@ -71,16 +71,16 @@ describe("GET /v1/sessions/{id}", () => {
 });
 
 describe("GET /v1/sessions/{id}/messages", () => {
-  it("returns the transcript as ConversationMessage JSON and as turns", async () => {
+  it("returns the transcript as ConversationMessage JSON (snake_case, like the rest of REST) and as turns", async () => {
     const reply = await api.get(`/v1/sessions/${toolSessionId}/messages`);
     expect(reply.status).toBe(200);
     expect(reply.json.messages).toEqual([
       { role: "user", parts: [{ text: { text: `script:${JSON.stringify(script)}` } }] },
       {
         role: "assistant",
-        parts: [{ thinking: { thinking: "need the file" } }, { toolUse: { id: "call-1", name: "read_file", input: { path: "a.txt" } } }],
+        parts: [{ thinking: { thinking: "need the file" } }, { tool_use: { id: "call-1", name: "read_file", input: { path: "a.txt" } } }],
       },
-      { role: "user", parts: [{ toolResult: { toolUseId: "call-1", name: "read_file", content: "file body" } }] },
+      { role: "user", parts: [{ tool_result: { tool_use_id: "call-1", name: "read_file", content: "file body" } }] },
       { role: "assistant", parts: [{ text: { text: "done" } }] },
     ]);
     const [turn] = reply.json.turns;

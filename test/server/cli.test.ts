@@ -3,6 +3,7 @@ import * as net from "node:net";
 import * as grpc from "@grpc/grpc-js";
 import { afterEach, describe, expect, it } from "vitest";
 import { settings } from "../../src/app/config.ts";
+import { commands } from "../../src/cli/index.ts";
 import { createGrpcJsClient, req, type RozGrpcJsClient } from "../support/grpc-js-client.ts";
 import { runCli, spawnServer, type SpawnedServer } from "../support/server.ts";
 
@@ -45,6 +46,17 @@ describe.concurrent("roz --help", () => {
       expect(line, setting.env).toBeDefined();
       expect(line).toContain(`(default: ${setting.defaultText})`);
     }
+  });
+
+  it("lists every command with its arguments, and `roz keys --help` the keys commands only", async () => {
+    const [all, keys] = await Promise.all([runCli(["--help"]), runCli(["keys", "--help"])]);
+    expect(all.code).toBe(0);
+    expect(commands.map((c) => c.name)).toEqual(expect.arrayContaining(["keys create", "keys list", "keys revoke", "healthcheck"]));
+    for (const c of commands) expect(all.stdout.split("\n"), c.name).toContain(`  roz ${`${c.name} ${c.args}`.trim()}`);
+    expect(keys.code).toBe(0);
+    expect(keys.stdout).toContain("  roz keys revoke --tenant NAME KEY_ID\n");
+    expect(keys.stdout).toContain("  roz keys list --tenant NAME\n");
+    expect(keys.stdout).not.toContain("healthcheck");
   });
 });
 

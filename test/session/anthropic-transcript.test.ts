@@ -51,12 +51,12 @@ it("thinking of every model call comes back from REST with its signature, before
   const messages = rest.json.messages as JsonValue[];
   expect(messages.map((m: any) => [m.role, m.parts.map((p: object) => Object.keys(p)[0])])).toEqual([
     ["user", ["text"]],
-    ["assistant", ["thinking", "toolUse"]],
-    ["user", ["toolResult"]],
+    ["assistant", ["thinking", "tool_use"]],
+    ["user", ["tool_result"]],
     ["assistant", ["thinking", "text"]],
     ["user", ["text"]],
-    ["assistant", ["thinking", "toolUse"]],
-    ["user", ["toolResult"]],
+    ["assistant", ["thinking", "tool_use"]],
+    ["user", ["tool_result"]],
   ]);
   const parts = (i: number) => (messages[i] as any).parts;
   expect(parts(1)[0]).toEqual(signed(read));

@@ -9,6 +9,21 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
 import { haveChromium, runOneTurnSession, screenshot, script, startConsole, type ConsoleHarness } from "./support/console.ts";
 
+/** Pixels between the end of one labelled value's text and the start of the next in a row. */
+function gapBetween(page: Page, row: string, left: string, right: string): Promise<number> {
+  return page.locator(row).evaluate(
+    (el, [a, b]) => {
+      const textBox = (label: string) => {
+        const range = document.createRange();
+        range.selectNodeContents(el.querySelector(`[data-label="${label}"]`) as Node);
+        return range.getBoundingClientRect();
+      };
+      return textBox(b as string).left - textBox(a as string).right;
+    },
+    [left, right],
+  );
+}
+
 let h: ConsoleHarness;
 let page: Page;
 /** The key the console signs in with (made in the console while the server was open). */
@@ -72,6 +87,28 @@ describe.skipIf(!haveChromium)("the console", () => {
     await page.locator(`[data-session="${second}"]`).waitFor();
     await page.getByText("2 sessions").waitFor();
     await screenshot(page, "sessions");
+    // Wide: "attached" and "last activity" stand apart, not as one run of text ("0 7 s ago").
+    expect(await gapBetween(page, `[data-session="${second}"]`, "attached", "last activity")).toBeGreaterThan(24);
+
+    // A phone: the list fits the width, the column heads give way to labelled values on each card.
+    await page.setViewportSize({ width: 390, height: 800 });
+    try {
+      await page.locator(".srow-wrap.head").waitFor({ state: "hidden" });
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      const card = page.locator(`[data-session="${second}"]`);
+      const labels = await card.evaluate((row) =>
+        Array.from(row.querySelectorAll("[data-label]")).map((cell) => ({
+          label: getComputedStyle(cell, "::before").content,
+          fits: cell.getBoundingClientRect().right <= 390,
+          shown: (cell as HTMLElement).offsetParent !== null,
+        })),
+      );
+      expect(labels.map((l) => l.label)).toEqual(['"turns "', '"tokens "', '"attached "', '"last activity "']);
+      expect(labels.every((l) => l.fits && l.shown)).toBe(true);
+      await screenshot(page, "sessions-phone");
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 860 });
+    }
   });
 
   it("opens a session's transcript from REST", async () => {
@@ -131,14 +168,37 @@ describe.skipIf(!haveChromium)("the console", () => {
     await screenshot(page, "usage");
   });
 
-  it("offers the new-session form with the tenant's environments", async () => {
+  it("offers the new-session form with the tenant's environments, the default once", async () => {
     await page.getByRole("link", { name: "New session" }).first().click();
     await page.getByLabel("Environment").locator("option", { hasText: "lab two" }).waitFor({ state: "attached" });
+    // The sessions so far made the tenant's default: it is the empty choice, offered once.
+    const options = await page
+      .getByLabel("Environment")
+      .locator("option")
+      .evaluateAll((os) => os.map((o) => [(o as HTMLOptionElement).value, o.textContent]));
+    expect(options.filter(([value]) => value === "")).toEqual([["", "default"]]);
+    expect(options.map(([, text]) => text)).toEqual(["default", "lab two"]);
     await page.getByLabel("Message").fill("Which tools do you have?");
     await screenshot(page, "new-session");
     await page.getByRole("link", { name: "Teams" }).click();
     await page.getByLabel("Task id").waitFor();
     await screenshot(page, "teams-empty");
+  });
+
+  it("deletes an environment only after a confirmation", async () => {
+    await page.getByRole("link", { name: "Environments" }).click();
+    await page.locator("[data-env='default'] .badge", { hasText: "tenant default" }).waitFor();
+    await page.getByRole("button", { name: "Delete lab two" }).click();
+    await page
+      .getByRole("group", { name: /Delete lab two\?/ })
+      .getByRole("button", { name: "No" })
+      .click();
+    expect(await page.locator("[data-env='lab two']").count()).toBe(1);
+    await page.getByRole("button", { name: "Delete lab two" }).click();
+    await page.getByRole("button", { name: "Yes, delete" }).click();
+    await page.locator("[data-env='lab two']").waitFor({ state: "detached" });
+    const left = (await (await fetch(`${h.server.url}/v1/environments`, { headers: auth() })).json()) as { items: { name: string }[] };
+    expect(left.items.map((e) => e.name)).toEqual(["default"]);
   });
 
   it("is usable with the keyboard, with a visible focus ring", async () => {
@@ -210,6 +270,10 @@ describe.skipIf(!haveChromium)("the console", () => {
     await page.getByRole("button", { name: "Create key" }).click();
     const ci = (await page.locator("[data-secret]").textContent())?.trim() ?? "";
     expect(ci).toMatch(/^roz_sk_/);
+    await page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: h.server.url });
+    await page.getByRole("button", { name: "Copy" }).click();
+    await page.locator("[data-copied]", { hasText: "Copied." }).waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(ci);
     const res = await fetch(`${h.server.url}/v1/sessions`, { headers: { authorization: `Bearer ${ci}` } });
     expect(res.status).toBe(200);
     await page.getByRole("button", { name: "Done" }).click();

@@ -19,9 +19,10 @@ afterAll(async () => {
 });
 
 /** Starts a session from the New session form; resolves with its id once the address names it. */
-async function startFromForm(page: Page, message: string, environment?: string): Promise<string> {
+async function startFromForm(page: Page, message: string, environment?: string, title?: string): Promise<string> {
   await page.goto(`${h.server.url}/#/new`);
   if (environment) await page.getByLabel("Environment").selectOption({ label: environment });
+  if (title) await page.getByLabel("Title (optional)").fill(title);
   await page.getByLabel("Message").fill(message);
   await page.getByRole("button", { name: "Start" }).click();
   await page.waitForURL(/#\/sessions\/[0-9a-f-]{36}$/);
@@ -72,7 +73,11 @@ describe.skipIf(!haveChromium)("live sessions", () => {
         [{ thinking: "All tools answered." }, { text: "All done." }],
       ]),
       "approvals",
+      "Tools tour",
     );
+    // The page is the session's from here on: its title and id, and "Sessions" in the navigation.
+    await page.getByRole("heading", { name: `Tools tour ${id.slice(0, 8)}` }).waitFor();
+    expect(await page.getByRole("navigation", { name: "Main" }).locator("[aria-current='page']").textContent()).toBe("Sessions");
 
     await page.getByLabel("Which colour?").fill("blue");
     await page.getByRole("button", { name: "Answer" }).click();
@@ -101,6 +106,9 @@ describe.skipIf(!haveChromium)("live sessions", () => {
     await page.locator(".turn-end[data-stop='cancelled']").waitFor();
 
     await page.getByRole("button", { name: "End session" }).click();
+    await page.getByRole("button", { name: "No" }).click();
+    await page.getByRole("button", { name: "End session" }).click();
+    await page.getByRole("button", { name: "Yes, end it" }).click();
     await page.locator("[data-link='ended']").waitFor();
     const stored = (await (await fetch(`${h.server.url}/v1/sessions/${id}/messages?format=turns`)).json()) as {
       turns: { tool_calls: { id: string; success?: boolean; result?: string }[] }[];

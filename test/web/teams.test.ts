@@ -32,12 +32,21 @@ describe.skipIf(!haveChromium)("teams", () => {
     expect(res.status).toBe(201);
     const task = (await res.json()) as { id: string };
     const { page } = await h.open("#/teams");
+    const row = page.locator(`tr[data-task="${task.id}"]`);
+    await row.waitFor();
+    expect(await row.locator(".status").textContent()).toBe("running");
+    expect(await row.textContent()).toMatch(/\d+ s ago.*so far.*three checks/);
     await page.getByRole("link", { name: new RegExp(task.id.slice(0, 8)) }).click();
     await page.locator("tr[data-worker]").nth(2).waitFor();
     await page.locator("tr[data-worker][data-state='running']").first().waitFor();
     await page.locator("tr[data-worker][data-state='completed']").nth(2).waitFor({ timeout: 60_000 });
     expect((await page.locator("tr[data-worker] .result").allTextContents()).sort()).toEqual(["worker 1 done", "worker 2 done", "worker 3 done"]);
     await page.locator("[data-team-status='finished']").waitFor();
+    // The lanes are drawn over a time axis with labelled ticks from the first start ("0").
+    const ticks = await page.locator("svg.lanes [data-axis] text.tick").allTextContents();
+    expect(ticks[0]).toBe("0");
+    expect(ticks.length).toBeGreaterThanOrEqual(2);
+    expect(ticks.slice(1).every((t) => /^\d+ (ms|s)$/.test(t))).toBe(true);
     await screenshot(page, "team");
     expect(h.foreignRequests).toEqual([]);
   }, 120_000);

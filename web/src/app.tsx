@@ -2,7 +2,7 @@ import { useEffect, useMemo, useState } from "preact/hooks";
 import { credentials, onSignedOut } from "./api/credentials.ts";
 import { rest, type KeyJson } from "./api/rest.ts";
 import { agentClient } from "./api/rpc.ts";
-import { href, useRoute, type Route } from "./router.ts";
+import { href, useAddress, useRoute, type Route } from "./router.ts";
 import { EnvironmentsView } from "./views/environments.tsx";
 import { McpServersView } from "./views/mcp-servers.tsx";
 import { KeysView } from "./views/keys.tsx";
@@ -41,6 +41,7 @@ const nav: { route: Route["name"]; label: string; to: string }[] = [
 export function App() {
   const [access, setAccess] = useState<Access>({ state: "checking" });
   const route = useRoute();
+  const address = useAddress();
   const client = useMemo(() => agentClient(), []);
   // A new key's secret outlives a sign-out: the first key made in open mode ends open mode at once.
   const [created, setCreated] = useState<KeyJson | undefined>();
@@ -64,7 +65,8 @@ export function App() {
   if (access.state === "signed-out")
     return <SignIn reason={access.reason} created={created} clearCreated={() => setCreated(undefined)} onSignedIn={() => setAccess({ state: "key" })} />;
 
-  const current = route.name === "session" ? "sessions" : route.name;
+  // The address, not the page: a session started on "New session" is a session from then on.
+  const current = address.name === "session" ? "sessions" : address.name;
   return (
     <div class="shell">
       <header class="top">

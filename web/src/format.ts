@@ -17,3 +17,12 @@ export function ago(iso: string, now = Date.now()): string {
 }
 
 export const json = (v: unknown): string => JSON.stringify(v ?? {}, null, 2);
+
+/** A length of time: "850 ms", "12 s", "3 min 5 s", "2 h 3 min". */
+export function duration(ms: number): string {
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min${s % 60 ? ` ${s % 60} s` : ""}`;
+  return `${Math.floor(s / 3600)} h${Math.floor((s % 3600) / 60) ? ` ${Math.floor((s % 3600) / 60)} min` : ""}`;
+}

@@ -44,6 +44,34 @@ export const href = {
   usage: "#/usage",
 };
 
+/** Sent when `replaceAddress` changes the address without a `hashchange`. */
+const REPLACED = "roz:address-replaced";
+
+/**
+ * Names the page's current content without leaving it (no `hashchange`, no new history
+ * entry): a session started on the New session page becomes `#/sessions/ID`, so a reload or
+ * a copied link opens it, while the page that started it stays (its stream and tools).
+ */
+export function replaceAddress(to: string): void {
+  history.replaceState(null, "", to);
+  dispatchEvent(new Event(REPLACED));
+}
+
+/** The route of the address bar, also after `replaceAddress` (for the navigation's current item). */
+export function useAddress(): Route {
+  const [route, setRoute] = useState(() => parseRoute(location.hash));
+  useEffect(() => {
+    const update = () => setRoute(parseRoute(location.hash));
+    addEventListener("hashchange", update);
+    addEventListener(REPLACED, update);
+    return () => {
+      removeEventListener("hashchange", update);
+      removeEventListener(REPLACED, update);
+    };
+  }, []);
+  return route;
+}
+
 /** The current route; follows `hashchange`. */
 export function useRoute(): Route {
   const [route, setRoute] = useState(() => parseRoute(location.hash));

@@ -2,7 +2,7 @@ import { abortError } from "../abort.ts";
 import { ModelError } from "../model-error.ts";
 import type { ModelAdapter, ModelEvent, ModelRequest, TokenUsage } from "../types.ts";
 import { estimateTokens, playSteps } from "./player.ts";
-import { inlineScriptText, latestUserText, parseScript, ScriptError, type Script, type ScriptStep } from "./script.ts";
+import { inlineScriptText, latestUserText, parseScript, ScriptError, type Script, type ScriptStep, stepsOf } from "./script.ts";
 
 /** The model name of the built-in echo (also what `scripted` falls back to). */
 export const defaultScriptedModel = "default";
@@ -24,7 +24,8 @@ export function scriptedModelIds(scriptNames: Iterable<string>): string[] {
  *
  * The call index k is the number of assistant messages after that user message, so the
  * provider keeps no state: the k-th call plays `responses[k]`, and calls beyond the last
- * response answer an empty `end_turn`. Steps run in order; `delay_ms` waits (abortable),
+ * response answer an empty `end_turn`; a response with `ok` and `failed` plays `failed` when
+ * the request ends with an error tool result (a denial too). Steps run in order; `delay_ms` waits (abortable),
  * `error` throws a ModelError with the given `retryable`/`status` (no retries are made
  * here, so clients see it at once). Usage is the script's, else estimated at about four
  * characters per token.
@@ -59,7 +60,7 @@ export class ScriptedModel implements ModelAdapter {
     const call = latest ? request.messages.slice(latest.index + 1).filter((m) => m.role === "assistant").length : 0;
     const inline = latest ? inlineScriptText(latest.text) : undefined;
     const script = inline !== undefined ? parseInline(inline) : this.#scripts.get(request.model);
-    if (script) return { steps: script.responses[call] ?? [], ...(script.usage ? { usage: script.usage } : {}) };
+    if (script) return { steps: stepsOf(script.responses[call], request.messages), ...(script.usage ? { usage: script.usage } : {}) };
     if (request.model !== defaultScriptedModel) {
       throw new ModelError(`scripted model "${request.model}" has no script`, { retryable: false, status: 404 });
     }

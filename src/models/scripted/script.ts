@@ -20,11 +20,18 @@ export type ScriptStep =
   | { error: { message: string; retryable: boolean; status?: number } };
 
 /**
+ * One model answer: its steps, or two lists of steps of which `failed` plays when a tool
+ * result the model has just received is an error (a failed tool, a denied or timed-out
+ * approval, a call refused by a rule) and `ok` plays otherwise.
+ */
+export type ScriptResponse = ScriptStep[] | { ok: ScriptStep[]; failed: ScriptStep[] };
+
+/**
  * A script: `responses[k]` is played by the k-th model call after the latest user text
  * message; `usage`, when given, is reported by every response that has no `usage` step.
  */
 export interface Script {
-  responses: ScriptStep[][];
+  responses: ScriptResponse[];
   usage?: ScriptUsage;
 }
 
@@ -71,14 +78,32 @@ export function parseScript(value: unknown, path = "script"): Script {
   check(unknownKey === undefined, `${path}.${unknownKey}`, "unknown field (expected responses, usage)");
   check(Array.isArray(responses), `${path}.responses`, "must be a list of responses");
   const script: Script = {
-    responses: (responses as unknown[]).map((response, k) => {
-      const at = `${path}.responses[${k}]`;
-      check(Array.isArray(response), at, "must be a list of steps");
-      return (response as unknown[]).map((step, i) => parseStep(step, `${at}[${i}]`));
-    }),
+    responses: (responses as unknown[]).map((response, k) => parseResponse(response, `${path}.responses[${k}]`)),
   };
   if (usage !== undefined) script.usage = parseUsage(usage, `${path}.usage`);
   return script;
+}
+
+function parseResponse(response: unknown, at: string): ScriptResponse {
+  if (!isPlainObject(response)) return parseSteps(response, at);
+  const { ok, failed, ...rest } = response as Record<string, unknown>;
+  const unknownKey = Object.keys(rest)[0];
+  check(unknownKey === undefined, `${at}.${unknownKey}`, "unknown field (expected ok, failed)");
+  return { ok: parseSteps(ok ?? [], `${at}.ok`), failed: parseSteps(failed ?? [], `${at}.failed`) };
+}
+
+function parseSteps(steps: unknown, at: string): ScriptStep[] {
+  check(Array.isArray(steps), at, 'must be a list of steps (or {"ok": […], "failed": […]})');
+  return (steps as unknown[]).map((step, i) => parseStep(step, `${at}[${i}]`));
+}
+
+/** The steps of `response` for a call whose request ends with `messages`' last message (see ScriptResponse). */
+export function stepsOf(response: ScriptResponse | undefined, messages: readonly ModelMessage[]): ScriptStep[] {
+  if (response === undefined) return [];
+  if (Array.isArray(response)) return response;
+  const last = messages.at(-1);
+  const failed = last?.role === "user" && last.parts.some((p) => p.type === "tool_result" && p.isError);
+  return failed ? response.failed : response.ok;
 }
 
 function parseStep(step: unknown, at: string): ScriptStep {

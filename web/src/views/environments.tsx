@@ -1,7 +1,9 @@
 import { useState } from "preact/hooks";
 import { rest, restAll, type EnvironmentJson, type RuleJson } from "../api/rest.ts";
+import { ConfirmButton } from "../components/confirm-button.tsx";
 import { FieldError, formErrorOf, unplaced, type FormError } from "../components/field.tsx";
 import { usePoll } from "../components/use-poll.ts";
+import { RuleRow } from "./environment-rule.tsx";
 
 interface Draft {
   id?: string;
@@ -14,6 +16,10 @@ interface Draft {
   teams: "" | "on" | "off";
   permissions: RuleJson[];
 }
+
+/** The kind an environment has when none was given: shown as "–", it says nothing. */
+const NO_KIND = "default";
+const KIND_HINT = "A label of your own for grouping environments (e.g. robot, ci). roz does not act on it.";
 
 const blank = (): Draft => ({ name: "", kind: "default", default_model: "", system_instructions: "", is_default: false, teams: "", permissions: [] });
 
@@ -48,68 +54,6 @@ function bodyOf(d: Draft): Record<string, unknown> {
   return Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
 }
 
-const policies: RuleJson["policy"][] = ["allow", "require_confirmation", "deny"];
-
-function RuleRow({
-  rule,
-  index,
-  error,
-  change,
-  remove,
-}: {
-  rule: RuleJson;
-  index: number;
-  error: FormError | undefined;
-  change: (r: RuleJson) => void;
-  remove: () => void;
-}) {
-  const f = (name: string) => `permissions.${index}.${name}`;
-  return (
-    <fieldset class="rule" aria-label={`Rule ${index + 1}`}>
-      <label>
-        Tool pattern
-        <input
-          value={rule.tool_pattern}
-          data-field={f("tool_pattern")}
-          aria-describedby={`err-${f("tool_pattern")}`}
-          onInput={(e) => change({ ...rule, tool_pattern: e.currentTarget.value })}
-        />
-        <FieldError error={error} field={f("tool_pattern")} id={`err-${f("tool_pattern")}`} />
-      </label>
-      <label>
-        Policy
-        <select value={rule.policy} data-field={f("policy")} onChange={(e) => change({ ...rule, policy: e.currentTarget.value as RuleJson["policy"] })}>
-          {policies.map((p) => (
-            <option value={p}>{p}</option>
-          ))}
-        </select>
-        <FieldError error={error} field={f("policy")} id={`err-${f("policy")}`} />
-      </label>
-      <label>
-        Category
-        <select
-          value={rule.category ?? ""}
-          onChange={(e) =>
-            change({ ...rule, ...(e.currentTarget.value ? { category: e.currentTarget.value as RuleJson["category"] } : { category: undefined }) })
-          }
-        >
-          <option value="">any</option>
-          <option value="physical">physical</option>
-          <option value="pure">pure</option>
-        </select>
-      </label>
-      <label>
-        Reason
-        <input value={rule.reason ?? ""} data-field={f("reason")} onInput={(e) => change({ ...rule, reason: e.currentTarget.value })} />
-        <FieldError error={error} field={f("reason")} id={`err-${f("reason")}`} />
-      </label>
-      <button type="button" class="link" onClick={remove} aria-label={`Remove rule ${index + 1}`}>
-        Remove
-      </button>
-    </fieldset>
-  );
-}
-
 function Editor({ initial, onSaved, onCancel }: { initial: Draft; onSaved: () => void; onCancel: () => void }) {
   const [d, setD] = useState(initial);
   const [error, setError] = useState<FormError | undefined>();
@@ -135,13 +79,18 @@ function Editor({ initial, onSaved, onCancel }: { initial: Draft; onSaved: () =>
     "system_instructions",
     ...d.permissions.flatMap((_, i) => ["tool_pattern", "policy", "reason"].map((n) => `permissions.${i}.${n}`)),
   ];
-  const input = (field: "name" | "kind" | "default_model", label: string) => (
+  const input = (field: "name" | "kind" | "default_model", label: string, hint?: string) => (
     <>
       <label for={`env-${field}`}>{label}</label>
+      {hint && (
+        <span class="hint" id={`hint-${field}`}>
+          {hint}
+        </span>
+      )}
       <input
         id={`env-${field}`}
         data-field={field}
-        aria-describedby={`err-${field}`}
+        aria-describedby={`err-${field}${hint ? ` hint-${field}` : ""}`}
         value={d[field]}
         onInput={(e) => setD({ ...d, [field]: e.currentTarget.value })}
       />
@@ -152,14 +101,14 @@ function Editor({ initial, onSaved, onCancel }: { initial: Draft; onSaved: () =>
     <form class="card form" onSubmit={save} aria-label={d.id ? `Edit ${initial.name}` : "New environment"}>
       <h2>{d.id ? `Edit ${initial.name}` : "New environment"}</h2>
       {input("name", "Name")}
-      {input("kind", "Kind")}
+      {input("kind", "Kind", KIND_HINT)}
       {input("default_model", "Default model (provider/model)")}
       <label for="env-instructions">System instructions</label>
       <textarea id="env-instructions" rows={3} value={d.system_instructions} onInput={(e) => setD({ ...d, system_instructions: e.currentTarget.value })} />
       <FieldError error={error} field="system_instructions" id="err-system_instructions" />
       <label class="check">
         <input type="checkbox" checked={d.is_default} onChange={(e) => setD({ ...d, is_default: e.currentTarget.checked })} />
-        Default environment of the tenant
+        The tenant's default: sessions that name no environment use it
       </label>
       <label for="env-teams">Team tools (spawn_worker, wait_for_workers)</label>
       <select id="env-teams" value={d.teams} onChange={(e) => setD({ ...d, teams: e.currentTarget.value as Draft["teams"] })}>
@@ -201,10 +150,21 @@ function Editor({ initial, onSaved, onCancel }: { initial: Draft; onSaved: () =>
   );
 }
 
-/** Environments of the tenant: list, create, edit (permission rules included). */
+/** Environments of the tenant: list, create, edit (permission rules included), delete. */
 export function EnvironmentsView() {
   const { value: envs, error, reload } = usePoll(() => restAll<EnvironmentJson>("/v1/environments"), 0);
   const [editing, setEditing] = useState<Draft | undefined>();
+  const [deleteError, setDeleteError] = useState("");
+  const remove = async (e: EnvironmentJson) => {
+    setDeleteError("");
+    try {
+      await rest("DELETE", `/v1/environments/${e.id}`);
+      if (editing?.id === e.id) setEditing(undefined);
+      reload();
+    } catch (err) {
+      setDeleteError((err as Error).message);
+    }
+  };
   return (
     <section class="page" aria-labelledby="envs-title">
       <div class="page-head">
@@ -213,9 +173,13 @@ export function EnvironmentsView() {
           New environment
         </button>
       </div>
-      {error && (
+      <p class="muted">
+        A session runs in an environment: its default model, instructions and permission rules. Sessions that name none use the tenant's default (made for the
+        first session if there is none). The kind is a label of your own for grouping them; roz does not act on it.
+      </p>
+      {(error || deleteError) && (
         <p class="field-error" role="alert">
-          {error}
+          {error || deleteError}
         </p>
       )}
       {editing && (
@@ -233,7 +197,7 @@ export function EnvironmentsView() {
         <thead>
           <tr>
             <th>name</th>
-            <th>kind</th>
+            <th title={KIND_HINT}>kind</th>
             <th>default model</th>
             <th>rules</th>
             <th>
@@ -245,15 +209,30 @@ export function EnvironmentsView() {
           {(envs ?? []).map((e) => (
             <tr data-env={e.name}>
               <td>
-                {e.name} {e.is_default && <span class="badge">default</span>} {e.teams?.enabled && <span class="badge">team tools</span>}
+                {e.name} {e.is_default && <span class="badge">tenant default</span>} {e.teams?.enabled && <span class="badge">team tools</span>}
               </td>
-              <td>{e.kind}</td>
+              <td>
+                {e.kind === NO_KIND ? (
+                  <span class="muted" title="no kind given">
+                    –
+                  </span>
+                ) : (
+                  e.kind
+                )}
+              </td>
               <td>{e.default_model ?? "–"}</td>
               <td>{e.permissions.map((r) => `${r.tool_pattern}: ${r.policy}`).join(", ") || "–"}</td>
-              <td>
+              <td class="actions">
                 <button type="button" class="link" onClick={() => setEditing(draftOf(e))} aria-label={`Edit ${e.name}`}>
                   Edit
                 </button>
+                <ConfirmButton
+                  label="Delete"
+                  ariaLabel={`Delete ${e.name}`}
+                  question={`Delete ${e.name}?${e.is_default ? " Sessions that name no environment get a new default." : ""} Its sessions keep their history.`}
+                  confirm="Yes, delete"
+                  onConfirm={() => void remove(e)}
+                />
               </td>
             </tr>
           ))}

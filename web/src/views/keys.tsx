@@ -1,11 +1,14 @@
 import { useState } from "preact/hooks";
 import { rest, restAll, type KeyJson } from "../api/rest.ts";
 import { FieldError, formErrorOf, unplaced, type FormError } from "../components/field.tsx";
+import { ConfirmButton } from "../components/confirm-button.tsx";
 import { usePoll } from "../components/use-poll.ts";
 import { NewKey } from "../components/new-key.tsx";
 import { ago } from "../format.ts";
 
 const SCOPES = ["sessions", "tasks", "environments", "keys", "mcp", "admin"];
+/** The list is read again this often, so "last used" follows keys used elsewhere. */
+const KEYS_POLL_MS = 10_000;
 
 function CreateKey({ onCreated }: { onCreated: (k: KeyJson) => void }) {
   const [name, setName] = useState("");
@@ -54,11 +57,9 @@ function CreateKey({ onCreated }: { onCreated: (k: KeyJson) => void }) {
 
 /** The tenant's keys: list, create (the secret is shown once, here), revoke. */
 export function KeysView({ created, setCreated }: { created: KeyJson | undefined; setCreated: (k: KeyJson | undefined) => void }) {
-  const { value: keys, error, reload } = usePoll(() => restAll<KeyJson>("/v1/auth/keys"), 0);
-  const [confirming, setConfirming] = useState<string | undefined>();
+  const { value: keys, error, reload } = usePoll(() => restAll<KeyJson>("/v1/auth/keys"), KEYS_POLL_MS);
   const [revokeError, setRevokeError] = useState("");
   const revoke = async (id: string) => {
-    setConfirming(undefined);
     try {
       await rest("DELETE", `/v1/auth/keys/${id}`);
       reload();
@@ -105,20 +106,14 @@ export function KeysView({ created, setCreated }: { created: KeyJson | undefined
               <td>
                 {k.revoked_at ? (
                   <span class="badge">revoked</span>
-                ) : confirming === k.id ? (
-                  <span class="row">
-                    Revoke?
-                    <button type="button" class="danger" onClick={() => void revoke(k.id)}>
-                      Yes, revoke
-                    </button>
-                    <button type="button" class="secondary" onClick={() => setConfirming(undefined)}>
-                      No
-                    </button>
-                  </span>
                 ) : (
-                  <button type="button" class="link" onClick={() => setConfirming(k.id)} aria-label={`Revoke ${k.name || k.prefix}`}>
-                    Revoke
-                  </button>
+                  <ConfirmButton
+                    label="Revoke"
+                    ariaLabel={`Revoke ${k.name || k.prefix}`}
+                    question="Revoke? It stops working at once."
+                    confirm="Yes, revoke"
+                    onConfirm={() => void revoke(k.id)}
+                  />
                 )}
               </td>
             </tr>

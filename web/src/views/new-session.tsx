@@ -3,8 +3,9 @@ import { restAll, rest, type EnvironmentJson } from "../api/rest.ts";
 import type { AgentClient } from "../api/rpc.ts";
 import { FETCH_ALLOW_LIST } from "../session/browser-tools.ts";
 import { LiveSession } from "../session/live-session.ts";
-import { href } from "../router.ts";
-import { LivePane } from "./session.tsx";
+import { href, replaceAddress } from "../router.ts";
+import { LivePane, useLive } from "./session.tsx";
+import { SessionHeading } from "./session-heading.tsx";
 
 /** Pick an environment and a model, write the first message; the session then runs here, attached. */
 export function NewSessionView({ client }: { client: AgentClient }) {
@@ -13,8 +14,10 @@ export function NewSessionView({ client }: { client: AgentClient }) {
   const [environmentId, setEnvironmentId] = useState("");
   const [model, setModel] = useState("");
   const [message, setMessage] = useState("");
+  const [title, setTitle] = useState("");
   const [offerTools, setOfferTools] = useState(true);
   const [live, setLive] = useState<LiveSession | undefined>();
+  useLive(live);
 
   useEffect(() => {
     void restAll<EnvironmentJson>("/v1/environments").then(setEnvs, () => undefined);
@@ -28,7 +31,7 @@ export function NewSessionView({ client }: { client: AgentClient }) {
     if (!live) return undefined;
     // Once started, the address names the session, so a reload re-attaches to it.
     return live.subscribe(() => {
-      if (live.state.sessionId && !location.hash.includes(live.state.sessionId)) history.replaceState(null, "", href.session(live.state.sessionId));
+      if (live.state.sessionId && !location.hash.includes(live.state.sessionId)) replaceAddress(href.session(live.state.sessionId));
     });
   }, [live]);
 
@@ -36,17 +39,7 @@ export function NewSessionView({ client }: { client: AgentClient }) {
     const id = live.state.sessionId;
     return (
       <section class="page" aria-labelledby="new-title">
-        <div class="page-head">
-          <h1 id="new-title">
-            {id ? (
-              <>
-                Session <span class="mono">{id.slice(0, 8)}</span>
-              </>
-            ) : (
-              "New session"
-            )}
-          </h1>
-        </div>
+        <div class="page-head">{id ? <SessionHeading headingId="new-title" id={id} title={title.trim()} /> : <h1 id="new-title">Starting a session…</h1>}</div>
         <LivePane live={live} />
       </section>
     );
@@ -55,7 +48,7 @@ export function NewSessionView({ client }: { client: AgentClient }) {
   const start = (e: Event) => {
     e.preventDefault();
     const session = new LiveSession(client, {
-      start: { environmentId, ...(model.trim() ? { model: model.trim() } : {}) },
+      start: { environmentId, ...(model.trim() ? { model: model.trim() } : {}), ...(title.trim() ? { title: title.trim() } : {}) },
       browserTools: offerTools,
       firstMessage: message,
     });
@@ -73,10 +66,13 @@ export function NewSessionView({ client }: { client: AgentClient }) {
       <form class="card form" onSubmit={start}>
         <label for="env">Environment</label>
         <select id="env" value={environmentId} onChange={(e) => setEnvironmentId(e.currentTarget.value)}>
-          <option value="">the default environment</option>
-          {envs.map((env) => (
-            <option value={env.id}>{env.name}</option>
-          ))}
+          {/* The tenant's default is the empty choice: StartSession without an environment id. */}
+          {!envs.some((e) => e.is_default) && <option value="">the tenant's default (made for the first session)</option>}
+          {[...envs]
+            .sort((a, b) => Number(b.is_default) - Number(a.is_default))
+            .map((env) => (
+              <option value={env.is_default ? "" : env.id}>{env.is_default && env.name !== "default" ? `${env.name} (default)` : env.name}</option>
+            ))}
         </select>
         <p class="muted" data-teams={chosen?.teams?.enabled ?? "default"}>
           Team tools (spawn_worker, wait_for_workers): {teams}. The environment decides; <a href={href.environments}>change it under Environments</a>.
@@ -94,6 +90,8 @@ export function NewSessionView({ client }: { client: AgentClient }) {
             <option value={m} />
           ))}
         </datalist>
+        <label for="session-title">Title (optional)</label>
+        <input id="session-title" maxLength={256} placeholder="names the session in the list" value={title} onInput={(e) => setTitle(e.currentTarget.value)} />
         <label for="first-message">Message</label>
         <textarea id="first-message" rows={4} required value={message} onInput={(e) => setMessage(e.currentTarget.value)} />
         <label class="check">

@@ -66,15 +66,20 @@ export function SessionRow({ s, changed }: { s: SessionJson; changed: () => void
         <span class="title" title={s.title}>
           {s.title ?? <span class="muted">untitled</span>}
         </span>
-        <span>{s.model}</span>
-        <span class="num">{num(s.turn_count)}</span>
-        <span class="num" title={`cache read ${num(s.usage.cache_read_tokens)}, cost ${usd(s.usage.cost_usd ?? 0)}`}>
+        {/* data-label names a value where the column heads are hidden (narrow screens). */}
+        <span class="model">{s.model}</span>
+        <span class="num" data-label="turns">
+          {num(s.turn_count)}
+        </span>
+        <span class="num" data-label="tokens" title={`cache read ${num(s.usage.cache_read_tokens)}, cost ${usd(s.usage.cost_usd ?? 0)}`}>
           {num(s.usage.input_tokens + s.usage.output_tokens)}
         </span>
-        <span class="num" data-attached={s.attached_streams}>
+        <span class="num" data-label="attached" data-attached={s.attached_streams}>
           {s.attached_streams ?? "–"}
         </span>
-        <span title={s.updated_at}>{ago(s.updated_at)}</span>
+        <span class="num" data-label="last activity" title={s.updated_at}>
+          {ago(s.updated_at)}
+        </span>
       </a>
       <span class="srow-actions">
         {editing ? (

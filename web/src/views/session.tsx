@@ -1,11 +1,13 @@
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { isLive, rest, type SessionJson, type TurnJson } from "../api/rest.ts";
 import type { AgentClient } from "../api/rpc.ts";
+import { ConfirmButton } from "../components/confirm-button.tsx";
 import { VirtualList } from "../components/virtual-list.tsx";
 import { num, tokens } from "../format.ts";
 import { LiveSession } from "../session/live-session.ts";
 import { transcriptItems, withUserMessages } from "../session/transcript.ts";
 import type { Delivery, Item } from "../session/timeline.ts";
+import { SessionHeading } from "./session-heading.tsx";
 import { TimelineItem } from "./timeline-item.tsx";
 
 /** A LiveSession's state as render input: re-renders on every change. */
@@ -116,9 +118,14 @@ export function LivePane({ live, stored = [] }: { live: LiveSession; stored?: re
           >
             Roll back last turn
           </button>
-          <button type="button" class="danger" disabled={!canSend} onClick={() => void live.endSession().catch(() => undefined)}>
-            End session
-          </button>
+          <ConfirmButton
+            class="danger"
+            label="End session"
+            question="End the session? A running turn is cancelled; the transcript stays."
+            confirm="Yes, end it"
+            disabled={!canSend}
+            onConfirm={() => void live.endSession().catch(() => undefined)}
+          />
         </div>
       </form>
     </div>
@@ -203,9 +210,7 @@ export function SessionView({ id, client }: { id: string; client: AgentClient })
   return (
     <section class="page" aria-labelledby="session-title">
       <div class="page-head">
-        <h1 id="session-title">
-          Session <span class="mono">{id.slice(0, 8)}</span>
-        </h1>
+        <SessionHeading headingId="session-title" id={id} title={session?.title} />
         {session && (
           <span class="muted" data-session-head data-status={session.status} data-turns={session.turn_count} data-attached={session.attached_streams}>
             <span class={`status ${session.status}`}>{session.status}</span>

@@ -58,7 +58,7 @@ export function SessionsView() {
           <span class="num">turns</span>
           <span class="num">tokens</span>
           <span class="num">attached</span>
-          <span>last activity</span>
+          <span class="num">last activity</span>
         </div>
         <span class="srow-actions" />
       </div>
