@@ -218,6 +218,7 @@ describe.skipIf(!haveChromium)("live sessions", () => {
     await shown(b);
 
     await a.getByRole("button", { name: "End session" }).click();
+    await a.getByRole("button", { name: "Yes, end it" }).click();
     await a.locator("[data-link='ended']").waitFor();
     const { page: c } = await h.open(`#/sessions/${id}`);
     await c.locator(".msg.assistant .text", { hasText: "Both done." }).waitFor();
