@@ -3,7 +3,7 @@ import type { FastifyInstance } from "fastify";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { TurnRecord } from "../agent/index.ts";
 import type { EventBus } from "../bus/index.ts";
-import { type ModelAdapter, type ModelCatalog, type ModelEventSink, type ModelRequest, pushEvents, type ResolvedModel, streamOf } from "../models/index.ts";
+import { type ModelAdapter, type ModelCatalog, type ModelEventSink, type ModelRequest, pushEvents, streamOf, wrapAdapters } from "../models/index.ts";
 import type { SessionMetrics, SessionStatus } from "../session/index.ts";
 
 /** Model events that count as the first token of a response. */
@@ -162,26 +162,7 @@ export function createMetrics(): Metrics {
       }
     },
     timeModels(catalog) {
-      const timed = new WeakMap<ModelAdapter, ModelAdapter>();
-      return {
-        get defaultModel() {
-          return catalog.defaultModel;
-        },
-        get offline() {
-          return catalog.offline;
-        },
-        providers: () => catalog.providers(),
-        resolve(name): ResolvedModel | undefined {
-          const model = catalog.resolve(name);
-          if (!model) return undefined;
-          let adapter = timed.get(model.adapter);
-          if (!adapter) {
-            adapter = timeAdapter(model.adapter);
-            timed.set(model.adapter, adapter);
-          }
-          return { ...model, adapter };
-        },
-      };
+      return wrapAdapters(catalog, timeAdapter);
     },
     observeRelay(relay) {
       new Gauge({

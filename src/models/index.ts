@@ -15,3 +15,4 @@ export { AnthropicModel, type AnthropicModelOptions } from "./anthropic/model.ts
 export { MAX_JSON_DEPTH, tooDeepAt, tooDeepInText } from "./json-depth.ts";
 export { argumentsFault } from "./tool-arguments.ts";
 export { decoded, decoderFor, keepAliveAgentOptions, responseHeaders } from "./http-fetch.ts";
+export { wrapAdapters } from "./wrapped-catalog.ts";

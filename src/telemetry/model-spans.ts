@@ -22,9 +22,9 @@ import {
   type ModelEventSink,
   type ModelRequest,
   pushEvents,
-  type ResolvedModel,
   streamOf,
   type TokenUsage,
+  wrapAdapters,
 } from "../models/index.ts";
 import { inputMessages, outputMessage, systemInstructions } from "./content.ts";
 import type { Scope } from "./scope.ts";
@@ -101,24 +101,5 @@ function traceAdapter(adapter: ModelAdapter, tracer: Tracer, scope: Scope, captu
 
 /** `catalog` whose resolved models' calls are traced (one wrapper per adapter). */
 export function traceModels(catalog: ModelCatalog, tracer: Tracer, scope: Scope, captureContent: boolean): ModelCatalog {
-  const traced = new WeakMap<ModelAdapter, ModelAdapter>();
-  return {
-    get defaultModel() {
-      return catalog.defaultModel;
-    },
-    get offline() {
-      return catalog.offline;
-    },
-    providers: () => catalog.providers(),
-    resolve(name): ResolvedModel | undefined {
-      const model = catalog.resolve(name);
-      if (!model) return undefined;
-      let adapter = traced.get(model.adapter);
-      if (!adapter) {
-        adapter = traceAdapter(model.adapter, tracer, scope, captureContent);
-        traced.set(model.adapter, adapter);
-      }
-      return { ...model, adapter };
-    },
-  };
+  return wrapAdapters(catalog, (adapter) => traceAdapter(adapter, tracer, scope, captureContent));
 }
