@@ -4,21 +4,26 @@
 FROM node:24.21.0-bookworm-slim AS console
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The workspace's manifest comes before `npm ci`, which links @roz/client (the console's client library).
+COPY packages/client/package.json ./packages/client/
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY web ./web
-COPY src/gen ./src/gen
+COPY packages/client/src ./packages/client/src
 RUN node web/build.ts
 
 FROM node:24.21.0-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production ROZ_HOST=0.0.0.0 ROZ_PORT=8080 ROZ_DATA_DIR=/data
 COPY package.json package-lock.json ./
+COPY packages/client/package.json ./packages/client/
 # No scripts: the root `prepare` builds the console, which the stage above did (web/ is not here).
 # npm's cache and logs go with the layer that made them.
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && rm -rf /root/.npm /tmp/*
 COPY src ./src
 COPY routes ./routes
 COPY proto ./proto
+# `roz chat` talks to a server through @roz/client.
+COPY packages/client/src ./packages/client/src
 COPY --from=console /app/web/dist ./web/dist
 RUN mkdir -p /data && chown node:node /data
 USER node
