@@ -47,7 +47,8 @@ async function soakSession(client: AgentClient, deadline: number, minute: () => 
       stream.send(toolResult(request.toolCallId, `result of turn ${turn}`));
       const done = await expect(stream, "turnComplete");
       if (done.stopReason !== "end_turn") throw new Error(`turn ended with ${done.stopReason}`);
-      minute().latencies.push(now() - sent);
+      // Turns that end after the deadline belong to no minute.
+      if (now() < deadline) minute().latencies.push(now() - sent);
     } catch {
       minute().errors++;
       stream.abort();
@@ -72,7 +73,6 @@ export async function runSoak(options: BenchOptions): Promise<Row[]> {
   const clientOf = (i: number) => conn.clients[i % connections] as AgentClient;
   const minutes: Minute[] = [];
   let current = newMinute();
-  let sampler: NodeJS.Timeout | undefined;
   try {
     // Warm-up: every path of a turn runs, then those sessions end again.
     const warm = await mapLimit(20, 20, (i) => soakSession(clientOf(i), now() + 3000, () => newMinute()));
@@ -98,10 +98,16 @@ export async function runSoak(options: BenchOptions): Promise<Row[]> {
           `RSS ${mb(done.rss)}, heap ${mb(done.heap)}, ${done.errors} errors`,
       );
     };
-    sampler = setInterval(() => void closeMinute(), MINUTE_MS);
-    const streams = await Promise.all(Array.from({ length: sessions }, (_, i) => soakSession(clientOf(i), deadline, () => current)));
-    clearInterval(sampler);
-    if (current.latencies.length > 0 && now() - minuteStart > 1000) await closeMinute();
+    const sampler = async (): Promise<void> => {
+      for (let m = 1; m * MINUTE_MS <= durationMs; m++) {
+        await sleep(started + m * MINUTE_MS - now());
+        await closeMinute();
+      }
+    };
+    const [streams] = await Promise.all([
+      Promise.all(Array.from({ length: sessions }, (_, i) => soakSession(clientOf(i), deadline, () => current))),
+      sampler(),
+    ]);
     const loaded = await memory(server);
     const historyBytes = await server.histories();
 
@@ -112,7 +118,6 @@ export async function runSoak(options: BenchOptions): Promise<Row[]> {
     const after = await memory(server);
     return soakRows({ sessions, durationMs, minutes, baseline, loaded, after, historyBytes });
   } finally {
-    clearInterval(sampler);
     conn.close();
     const profile = await server.close();
     if (profile) summarizeProfile(profile, "soak: our server");

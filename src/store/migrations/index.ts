@@ -8,6 +8,7 @@ import { orphanedSessions } from "./008-orphaned-sessions.ts";
 import { environmentTeams } from "./009-environment-teams.ts";
 import { findingSessions } from "./010-finding-sessions.ts";
 import { mcpServers } from "./011-mcp-servers.ts";
+import { sessionMessages } from "./014-session-messages.ts";
 import type { Migration } from "./migration.ts";
 
 export type { Migration } from "./migration.ts";
@@ -25,4 +26,5 @@ export const migrations: readonly Migration[] = [
   environmentTeams,
   findingSessions,
   mcpServers,
+  sessionMessages,
 ];
