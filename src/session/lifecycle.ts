@@ -37,6 +37,8 @@ export class Lifecycle {
   #detachTimer: NodeJS.Timeout | undefined;
   /** Set when the detach grace ran out: the stored end says `abandoned`. */
   #abandoned = false;
+  /** The live statuses being stored, one after another: a later one must not land first. */
+  #statusWrites: Promise<void> = Promise.resolve();
 
   constructor(init: LifecycleInit) {
     this.#init = init;
@@ -174,9 +176,11 @@ export class Lifecycle {
     // Live states are counted and stored here; `end()` stores a final one with the last events.
     if (status === "active" || status === "detached") {
       deps.metrics.sessionStatus(status, 1);
-      deps.persistence.setStatus(tenantId, sessionId, status).catch((err: unknown) => {
-        deps.log.warn({ err, sessionId }, "could not persist session status");
-      });
+      this.#statusWrites = this.#statusWrites.then(() =>
+        deps.persistence.setStatus(tenantId, sessionId, status).catch((err: unknown) => {
+          deps.log.warn({ err, sessionId }, "could not persist session status");
+        }),
+      );
     }
   }
 }
