@@ -30,7 +30,9 @@ export class StoredHistory {
     const common = Math.min(stored.length, kept.length);
     while (from < common && stored[from] === kept[from]) from++;
     const rows: MessageRows[] = [];
-    if (from < kept.length || kept.length < stored.length) rows.push({ list: "history", from, messages: await encodeAll(kept.slice(from)) });
+    if (from < kept.length || kept.length < stored.length) {
+      rows.push({ list: "history", from, messages: await encodeAll(kept.slice(from)), ...(kept.length < stored.length ? { truncate: true } : {}) });
+    }
     const storeStart = !this.#start && start !== undefined && start.length > 0;
     if (storeStart) rows.push({ list: "start", from: 0, messages: await encodeAll(start) });
     return {

@@ -8,13 +8,16 @@ import type { StoredText } from "../domain/index.ts";
 export type MessageList = "history" | "start";
 
 /**
- * Rows of one message list to write: the stored rows from `from` on become `messages` (one
- * opaque JSON text each, at positions `from`, `from + 1`, …); rows past them are deleted.
+ * Rows of one message list to write: `messages` (one opaque JSON text each) at positions
+ * `from`, `from + 1`, …, replacing rows already there; with `truncate`, the rows past them
+ * are deleted too (the list got shorter). Rows past the list's length in its state are
+ * never read, so an append needs no delete.
  */
 export interface MessageRows {
   list: MessageList;
   from: number;
   messages: readonly StoredText[];
+  truncate?: boolean;
 }
 
 /**

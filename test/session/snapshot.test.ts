@@ -121,7 +121,7 @@ describe("session state: a state row and message rows", () => {
     const { write: state } = await stateWrite(stored, snapshot(rewritten)); // never stored: not committed
     expect(stateWriteParts(state).messages[0]).toMatchObject({ list: "history", from: 1 });
     const again = await write(at, stored, rewritten);
-    expect(again.messages).toEqual([{ list: "history", from: 1, messages: [JSON.stringify(message("summary"))] }]);
+    expect(again.messages).toEqual([{ list: "history", from: 1, messages: [JSON.stringify(message("summary"))], truncate: true }]);
     expect((await at.persistence.readMessages(tenant, at.id))?.history).toHaveLength(2);
     expect((await load(at))?.snapshot.history).toEqual(rewritten);
   });

@@ -16,11 +16,15 @@ interface MemorySession {
 /** What a store keeps of a logged event: its seq and flat bytes (no domain event). */
 const asStored = (e: LoggedEvent): LoggedEvent => ({ seq: e.seq, bytes: e.bytes });
 
-/** Stores a state write as the stores do: the state row, and each list's rows from `from` on replaced. */
+/** Stores a state write as the stores do: the state row, and each list's rows from `from` on replaced (and cut after them when truncated). */
 function saveTo(s: MemorySession, write: SessionStateWrite): void {
   const { state, messages } = stateWriteParts(write);
   s.state = String(state);
-  for (const rows of messages) s.messages[rows.list] = [...s.messages[rows.list].slice(0, rows.from), ...rows.messages.map(String)];
+  for (const rows of messages) {
+    const list = s.messages[rows.list];
+    const end = rows.from + rows.messages.length;
+    s.messages[rows.list] = [...list.slice(0, rows.from), ...rows.messages.map(String), ...(rows.truncate ? [] : list.slice(end))];
+  }
 }
 
 /**

@@ -5,7 +5,7 @@ import type { StoreContext } from "./context.ts";
 import { EVENT_SEQ_CONFLICT, insertEvents } from "./events.ts";
 import { insertRows } from "./insert-rows.ts";
 import { conflictAs } from "./rows.ts";
-import { PG_MESSAGE_CTES, pgMessageParams, writeMessageRows } from "./session-state.ts";
+import { PG_MESSAGE_CTE, pgMessageParams, writeMessageRows } from "./session-state.ts";
 import { indexText, PG_WORDS, turnText } from "./session-text.ts";
 import { SESSION_TOTALS, TOOL_CALL_COLUMNS, TOOL_CALL_FIELDS, TURN_COLUMNS, TURN_FIELDS, toolCallValues, turnValues } from "./turns.ts";
 
@@ -28,7 +28,7 @@ const PG_APPEND_TURN = `WITH s AS (
   SELECT s.id, x.seq, x.payload, ?::bigint FROM s, unnest(?::bigint[], ?::bytea[]) AS x (seq, payload)
 ), w AS (
   INSERT INTO session_text (session_id, turn_seq, words) SELECT s.id, s.turn_count, ${PG_WORDS} FROM s
-), ${PG_MESSAGE_CTES}
+), ${PG_MESSAGE_CTE}
 SELECT turn_count FROM s`;
 
 function pgAppendTurnParams(
@@ -78,7 +78,7 @@ export function appendTurnRepo({ db, now }: StoreContext): Pick<TranscriptStore,
             const row = await db.get<{ turn_count: number }>(PG_APPEND_TURN, params);
             return row === undefined ? undefined : Number(row.turn_count);
           }
-          // Large messages travel in statements of their own, in the turn's transaction.
+          // Large messages and truncated lists are written by statements of their own, in the turn's transaction.
           return db.transaction(async (tx) => {
             const row = await tx.get<{ turn_count: number }>(PG_APPEND_TURN, params);
             if (row === undefined) return undefined;

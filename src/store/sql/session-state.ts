@@ -15,12 +15,14 @@ const UPSERT = "ON CONFLICT (session_id, list, position) DO UPDATE SET message =
 
 /**
  * Writes `rows` for the session with `q` (call it inside the transaction of the write they
- * belong to): per list, the rows past the new end are deleted and the given ones upserted.
+ * belong to): per list, the given rows upserted and, when it is truncated, the rows past them deleted.
  */
 export async function writeMessageRows(q: Sql, sessionId: string, rows: readonly MessageRows[]): Promise<void> {
   for (const r of rows) {
     const list = LIST_CODES[r.list];
-    await q.run("DELETE FROM session_messages WHERE session_id = ? AND list = ? AND position >= ?", [sessionId, list, r.from + r.messages.length]);
+    if (r.truncate) {
+      await q.run("DELETE FROM session_messages WHERE session_id = ? AND list = ? AND position >= ?", [sessionId, list, r.from + r.messages.length]);
+    }
     await insertRows(
       q,
       "session_messages",
@@ -32,36 +34,28 @@ export async function writeMessageRows(q: Sql, sessionId: string, rows: readonly
 }
 
 /**
- * The message rows of a PostgreSQL turn write, as CTEs over the locked session row `s`
- * (parameters: `pgMessageParams`): the rows past each list's new end are deleted, the given
- * ones upserted, from arrays, so that the statement's text is always the same.
+ * The message rows of a PostgreSQL turn write, as a CTE over the locked session row `s`
+ * (parameters: `pgMessageParams`): the given rows upserted, from arrays, so that the
+ * statement's text is always the same.
  */
-export const PG_MESSAGE_CTES = `md AS (
-  DELETE FROM session_messages m USING s, unnest(?::smallint[], ?::integer[]) AS d (list, stop)
-  WHERE m.session_id = s.id AND m.list = d.list AND m.position >= d.stop
-), mi AS (
+export const PG_MESSAGE_CTE = `m AS (
   INSERT INTO session_messages (${MESSAGE_COLUMNS.join(", ")})
   SELECT s.id, x.list, x.position, x.message FROM s, unnest(?::smallint[], ?::integer[], ?::text[]) AS x (list, position, message)
   ${UPSERT}
 )`;
 
 /**
- * The parameters of `PG_MESSAGE_CTES`; undefined when a message is held as parts (a large
- * one): an array parameter would be built as one escaped string on the event loop, so those
- * rows go in statements of their own (`writeMessageRows`), where each travels as UTF-8.
+ * The parameters of `PG_MESSAGE_CTE`; undefined when the rows need statements of their own
+ * (`writeMessageRows`): a truncated list (compaction, rollback: rare), or a message held as
+ * parts (a large one), which an array parameter would build into one escaped string on the
+ * event loop, where a statement of its own sends it as UTF-8.
  */
 export function pgMessageParams(rows: readonly MessageRows[]): SqlValue[] | undefined {
-  if (rows.some((r) => r.messages.some((m) => m instanceof TextParts))) return undefined;
+  if (rows.some((r) => r.truncate || r.messages.some((m) => m instanceof TextParts))) return undefined;
   // node-pg sends JS arrays as Postgres arrays; SqlValue has no array case of its own.
   const array = (list: unknown[]): SqlValue => list as unknown as SqlValue;
   const all = rows.flatMap((r) => r.messages.map((message, i) => ({ list: LIST_CODES[r.list], position: r.from + i, message })));
-  return [
-    array(rows.map((r) => LIST_CODES[r.list])),
-    array(rows.map((r) => r.from + r.messages.length)),
-    array(all.map((m) => m.list)),
-    array(all.map((m) => m.position)),
-    array(all.map((m) => m.message)),
-  ];
+  return [array(all.map((m) => m.list)), array(all.map((m) => m.position)), array(all.map((m) => m.message))];
 }
 
 /** A session's state: its state row (`sessions.state`) and its message rows. */

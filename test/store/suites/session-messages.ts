@@ -36,12 +36,16 @@ export function sessionMessageSuite(ctx: SuiteContext): void {
       expect((await messagesOf(tenant, session.id))?.history).toEqual([msg("a"), msg("b"), msg("c")]);
     });
 
-    it("rows from a position on are replaced and those past the new end deleted; rows written again (a commit not seen) are upserted", async () => {
+    it("rows from a position on are replaced, those past them deleted when truncated; rows written again (a commit not seen) are upserted", async () => {
       const tenant = await ctx.tenant();
       const session = await newSession(tenant);
-      await ctx.store().saveSessionState(tenant.id, session.id, { state: "{}", messages: [rows("history", 0, "a", "b", "c", "d")] });
-      // Compaction: a summary instead of b, c, d.
-      await ctx.store().appendTurn(tenant.id, session.id, turnFor(1), [], { state: "{}", messages: [rows("history", 1, "summary")] });
+      await ctx.store().saveSessionState(tenant.id, session.id, { state: "{}", messages: [rows("history", 0, "a", "b", "c", "d", "e")] });
+      // Old tool results cleared: c and d rewritten, the rest kept.
+      await ctx.store().saveSessionState(tenant.id, session.id, { state: "{}", messages: [rows("history", 2, "c'", "d'")] });
+      expect((await messagesOf(tenant, session.id))?.history).toEqual(["a", "b", "c'", "d'", "e"].map(msg));
+      // Compaction: a summary instead of b to e.
+      const summary = { ...rows("history", 1, "summary"), truncate: true };
+      await ctx.store().appendTurn(tenant.id, session.id, turnFor(1), [], { state: "{}", messages: [summary] });
       expect((await messagesOf(tenant, session.id))?.history).toEqual([msg("a"), msg("summary")]);
       // The same append twice.
       const append = { state: "{}", messages: [rows("history", 2, "e", "f")] };
@@ -49,9 +53,11 @@ export function sessionMessageSuite(ctx: SuiteContext): void {
       await ctx.store().appendTurn(tenant.id, session.id, turnFor(2), [], append);
       expect((await messagesOf(tenant, session.id))?.history).toEqual([msg("a"), msg("summary"), msg("e"), msg("f")]);
       // A rollback to the start: every row goes.
-      expect(await ctx.store().rollBackTurns(tenant.id, session.id, [2], { state: '{"back":1}', messages: [{ list: "history", from: 0, messages: [] }] })).toBe(
-        true,
-      );
+      expect(
+        await ctx
+          .store()
+          .rollBackTurns(tenant.id, session.id, [2], { state: '{"back":1}', messages: [{ list: "history", from: 0, messages: [], truncate: true }] }),
+      ).toBe(true);
       expect(await messagesOf(tenant, session.id)).toEqual({ history: [], start: [] });
       expect(await stateOf(tenant, session.id)).toBe('{"back":1}');
     });
