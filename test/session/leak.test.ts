@@ -122,10 +122,10 @@ it("ended sessions are left to the garbage collector: nothing of the server keep
   const ended: WeakRef<object>[] = [];
   for (const how of ["half-close", "cancel_session", "disconnect"] as const) {
     const { client, started } = await fx.start("grpc-js", { tools: [tool("read")] });
-    fx.fake.plan({ toolCalls: [{ id: `call_${how}`, name: "read", arguments: {} }] }, { text: "x".repeat(100_000) });
+    fx.fake.plan({ toolCalls: [{ id: `call_${how}`, name: "read", arguments: {} }] }, { text: "x".repeat(10_000) });
     client.send(rq.user("read it"));
     await nextOf(client, "toolRequest");
-    client.send(rq.toolResult(`call_${how}`, "y".repeat(100_000)));
+    client.send(rq.toolResult(`call_${how}`, "y".repeat(10_000)));
     expect(turnCompleteOf(await readTurn(client)).stopReason).toBe("end_turn");
     ended.push(new WeakRef(fx.server.app.registry.all().find((s) => s.id === started.sessionId)!));
     if (how === "half-close") client.end();

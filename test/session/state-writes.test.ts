@@ -47,7 +47,7 @@ it("a turn's writes store its new messages and a state row of constant size, how
   try {
     const started = await startSession(client);
     const perTurn: { stateRows: number; stateBytes: number; messageRows: number; messageBytes: number }[] = [];
-    for (let turn = 1; turn <= 40; turn++) {
+    for (let turn = 1; turn <= 25; turn++) {
       const before = writtenSoFar();
       client.send(rq.user(`turn ${String(turn).padStart(3, "0")}: ${"words of a long enough message ".repeat(20)}`));
       expect(turnCompleteOf(await readTurn(client)).stopReason).toBe("end_turn");
@@ -61,13 +61,13 @@ it("a turn's writes store its new messages and a state row of constant size, how
     }
     const stored = db.prepare("SELECT COUNT(*) AS n, SUM(length(message)) AS b FROM session_messages WHERE session_id = ?").get(started.sessionId)!;
     // The history grew by the user's message and the answer at each turn ...
-    expect(Number(stored.n)).toBe(80);
+    expect(Number(stored.n)).toBe(50);
     const [second, last] = [perTurn[1]!, perTurn.at(-1)!];
     // ... and each turn wrote just those two messages, with the state at its start and at its end.
     for (const t of perTurn) expect(t).toMatchObject({ stateRows: 2, messageRows: 2 });
     expect(last.messageBytes).toBe(second.messageBytes);
     expect(last.stateBytes).toBeLessThanOrEqual(second.stateBytes + 10);
-    // What the 40th turn wrote is a small part of the history it continues.
+    // What the 25th turn wrote is a small part of the history it continues.
     expect(last.stateBytes + last.messageBytes).toBeLessThan(Number(stored.b) / 10);
   } finally {
     client.cancel();
