@@ -6,7 +6,7 @@
  * ran). Every run is saved under bench/results/ (JSON, and an SVG of the latency curve);
  * `--compare FILE` then prints the change of each metric against that earlier run.
  *
- * Sections: transport, session, scale, tracing, persistence, search, anthropic, envelope, teams, abuse, bus, reattach, mcp, cluster.
+ * Sections: transport, session, scale, tracing, persistence, search, anthropic, envelope, teams, abuse, bus, reattach, mcp, cluster, soak.
  */
 import { runAbuse } from "./abuse.ts";
 import { runAnthropic } from "./anthropic.ts";
@@ -20,6 +20,7 @@ import { runScale } from "./scale.ts";
 import { runSearch } from "./search.ts";
 import { runReattach } from "./reattach.ts";
 import { runSession } from "./session.ts";
+import { runSoak } from "./soak.ts";
 import { type BenchOptions, printTable, type Row, within } from "./support.ts";
 import { runTeams } from "./teams.ts";
 import { runTracing } from "./tracing.ts";
@@ -41,6 +42,7 @@ const sections: Record<string, { title: string; run: (options: BenchOptions) => 
   reattach: { title: "reattach: re-attach latency and replay throughput", run: runReattach },
   mcp: { title: "mcp: an MCP tool call through roz vs the SDK client direct", run: runMcp },
   cluster: { title: "cluster: capacity of one node and two behind HAProxy, re-attach after a node is killed", run: runCluster },
+  soak: { title: "soak: sessions doing tool turns for minutes, memory after they ended", run: runSoak, timeoutMs: 1_200_000 },
 };
 
 const usage = `usage: npm run bench -- [--quick] [--profile] [--compare FILE] [${Object.keys(sections).join("|")}]…`;

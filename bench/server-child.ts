@@ -2,7 +2,7 @@
  * Entry point of a benchmark server child (forked by server-process.ts): it hosts either
  * our app (`createApp`) or the bare connect-node server, so that the server's CPU and
  * memory are its own and not mixed with the load generator's. Commands arrive over IPC:
- * `stats` (CPU time and heap), `gc`, `close` (graceful close, then exit 0 so that
+ * `stats` (CPU time and heap), `histories` (the live histories' JSON size), `gc`, `close` (graceful close, then exit 0 so that
  * `--cpu-prof` writes its profile).
  */
 import { monitorEventLoopDelay } from "node:perf_hooks";
@@ -21,7 +21,7 @@ export interface ChildSpec {
   persistence?: "store" | "memory";
 }
 
-export type ChildRequest = { id: number; type: "stats" | "gc" | "close" };
+export type ChildRequest = { id: number; type: "stats" | "gc" | "close" | "histories" };
 export type ChildReply =
   | { type: "listening"; url: string }
   | { type: "failed"; error: string }
@@ -40,7 +40,9 @@ export type ChildReply =
       loopDelayP99Ms: number;
       loopDelayMaxMs: number;
     }
-  | { id: number; type: "done" };
+  | { id: number; type: "done" }
+  /** The live sessions' histories as JSON (what the store keeps of them), bytes in all. */
+  | { id: number; type: "histories"; bytes: number };
 
 function send(reply: ChildReply): void {
   process.send?.(reply);
@@ -50,6 +52,7 @@ async function main(): Promise<void> {
   const spec = JSON.parse(process.env.ROZ_BENCH_SPEC ?? "{}") as ChildSpec;
   let close: () => Promise<void>;
   let sessions = (): number => 0;
+  let histories = async (): Promise<number> => 0;
   let url: string;
   if (spec.kind === "bare") {
     const bare = await startBareServer();
@@ -63,6 +66,15 @@ async function main(): Promise<void> {
     url = await app.listen();
     close = () => app.close();
     sessions = () => app.registry.all().length;
+    histories = async () => {
+      let bytes = 0;
+      for (const session of app.registry.all()) {
+        bytes += Buffer.byteLength(JSON.stringify(session.agent.history()), "utf8");
+        // One session at a time: the streams of the others go on meanwhile.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      return bytes;
+    };
   }
 
   const loopDelay = monitorEventLoopDelay({ resolution: 5 });
@@ -89,6 +101,9 @@ async function main(): Promise<void> {
           loopDelay.reset();
           return;
         }
+        case "histories":
+          send({ id: message.id, type: "histories", bytes: await histories() });
+          return;
         case "gc":
           globalThis.gc?.();
           globalThis.gc?.();

@@ -50,6 +50,8 @@ export interface ServerProcess {
   /** Resident set size of the child in bytes (VmRSS). */
   rss(): Promise<number>;
   stats(): Promise<CpuStats>;
+  /** The JSON size of the live sessions' histories, bytes. */
+  histories(): Promise<number>;
   /** Runs the child's GC twice (it runs with --expose-gc). */
   gc(): Promise<void>;
   /** Closes the server and waits for the child to exit; resolves with the CPU profile path if profiling. */
@@ -150,6 +152,11 @@ export async function startServerProcess(spec: ChildSpec, options: { profile?: b
         loopDelayP99Ms: r.loopDelayP99Ms,
         loopDelayMaxMs: r.loopDelayMaxMs,
       };
+    },
+    async histories() {
+      const r = await ask("histories", 120_000);
+      if (r.type !== "histories") throw new Error("unexpected reply");
+      return r.bytes;
     },
     async gc() {
       await ask("gc");

@@ -4,8 +4,8 @@ import { afterPendingIo } from "./loop-turn.ts";
 /**
  * A large text held as parts: strings, or UTF-8 bytes that may live in shared memory. A store
  * joins the parts where that costs the event loop nothing (SQLite joins them in its own
- * thread, and shared bytes reach that thread without a copy), so that a session's snapshot,
- * which holds its whole history, is not rebuilt as one string at every turn.
+ * thread, and shared bytes reach that thread without a copy), so that a multi-megabyte
+ * message or state is never built as one string on the event loop.
  */
 export class TextParts {
   readonly parts: readonly (string | Uint8Array)[];

@@ -4,6 +4,7 @@ import type { Principal, SessionDeps } from "./ports.ts";
 import { Session } from "./session.ts";
 import type { SessionRegistry } from "./session-registry.ts";
 import type { RunningTurnInfo, SessionOrigin } from "./snapshot.ts";
+import type { StoredHistory } from "./stored-history.ts";
 import type { WaitingInput } from "./waiting-inputs.ts";
 
 /** What a session is built from: a new one (start) or one rebuilt from its stored state. */
@@ -23,6 +24,8 @@ export interface SessionBuild {
   cutTurn?: RunningTurnInfo;
   /** For a session rebuilt from the store: the user messages that waited. */
   waitingInputs?: readonly WaitingInput[];
+  /** For a session rebuilt from the store or a fork: what the store has of its messages. */
+  stored?: StoredHistory;
 }
 
 /**
@@ -70,6 +73,7 @@ export function buildSession(deps: SessionDeps, registry: SessionRegistry, build
     ...(build.cutTurn ? { cutTurn: build.cutTurn } : {}),
     ...(build.waitingInputs ? { waitingInputs: build.waitingInputs } : {}),
     ...(extension ? { extension } : {}),
+    ...(build.stored ? { stored: build.stored } : {}),
   });
   return session;
 }

@@ -5,7 +5,9 @@ import { buildSession } from "./build-session.ts";
 import type { Principal, SessionDeps } from "./ports.ts";
 import type { Session } from "./session.ts";
 import type { SessionRegistry } from "./session-registry.ts";
-import { decodeSnapshot, encodeSnapshot, originOf } from "./snapshot.ts";
+import { loadSnapshot } from "./load-snapshot.ts";
+import { originOf } from "./snapshot.ts";
+import { StoredHistory, stateWrite } from "./stored-history.ts";
 import { conversationOf } from "./transcript.ts";
 import type { StartCommand } from "./types.ts";
 import { isUuid } from "./uuid.ts";
@@ -49,7 +51,7 @@ export async function openFork(
   if (from.throughTurn === 0) throw new RozError("invalid_argument", "fork.through_turn must be at least 1");
   const [source, turns] = await Promise.all([deps.persistence.findSession(tenantId, from.sessionId), deps.persistence.listTurns(tenantId, from.sessionId)]);
   if (!source || !turns) throw notFound;
-  const snapshot = source.state === undefined ? undefined : decodeSnapshot(source.state);
+  const snapshot = source.state === undefined ? undefined : (await loadSnapshot(deps.persistence, tenantId, from.sessionId, source.state))?.snapshot;
   if (!snapshot) throw new RozError("invalid_argument", `session "${from.sessionId}" has no stored state to fork`);
   const model = deps.models.resolve(snapshot.model);
   if (!model) throw new RozError("model_unavailable", `model "${snapshot.model}" is not configured on this server`);
@@ -61,13 +63,23 @@ export async function openFork(
   const origin = originOf(snapshot);
   const history = [...(origin.startHistory ?? []), ...conversationOf(copied.filter((t) => !t.rolledBack))];
   const id = randomUUID();
-  const state = await encodeSnapshot({ version: 1, model: model.name, ...origin, tools: snapshot.tools, history, lastSeq: 0, lastTurn: through });
+  const stored = new StoredHistory();
+  const { write, commit } = await stateWrite(stored, {
+    version: 1,
+    model: model.name,
+    ...origin,
+    tools: snapshot.tools,
+    history,
+    lastSeq: 0,
+    lastTurn: through,
+  });
   await deps.persistence.forkSession(
     { id, tenantId, environmentId: snapshot.environmentId, model: model.name, ...(detached ? { status: "detached" as const } : {}), ...labels },
     copied.map((t) => ({ record: t, origin: { sessionId: from.sessionId, turn: t.turn } })),
-    state,
+    write,
   );
-  const session = buildSession(deps, registry, { id, principal, model, origin, tools: snapshot.tools, history, lastTurn: through });
+  commit();
+  const session = buildSession(deps, registry, { id, principal, model, origin, tools: snapshot.tools, history, lastTurn: through, stored });
   registry.add(session);
   return session;
 }

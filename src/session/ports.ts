@@ -14,9 +14,9 @@ import type {
   ToolOutcome,
   TurnRecord,
 } from "../agent/index.ts";
-import type { Budget, Principal, StoredText, Tracing } from "../domain/index.ts";
+import type { Budget, Principal, Tracing } from "../domain/index.ts";
 import type { ModelCatalog } from "../models/index.ts";
-import type { StoredTurn, TurnOrigin } from "../store/index.ts";
+import type { SessionStateWrite, StoredMessages, StoredTurn, TurnOrigin } from "../store/index.ts";
 import type { LoggedEvent, SequencedEvent, SessionEvent, SessionStatus } from "./types.ts";
 
 export type { SessionStatus } from "./types.ts";
@@ -55,9 +55,9 @@ export interface SessionPersistence {
   createSession(session: NewStoredSession): Promise<void>;
   /**
    * Writes the turn, its tool calls, usage totals, the events since the last flush and the
-   * session's state (`SessionSnapshot` as JSON, when given) atomically.
+   * session's state (when given: its state row and changed message rows) atomically.
    */
-  appendTurn(tenantId: string, sessionId: string, record: TurnRecord, events: LoggedEvent[], state?: StoredText): Promise<void>;
+  appendTurn(tenantId: string, sessionId: string, record: TurnRecord, events: LoggedEvent[], state?: SessionStateWrite): Promise<void>;
   appendEvents(tenantId: string, sessionId: string, events: LoggedEvent[]): Promise<void>;
   /**
    * Kept events with seq > `afterSeq`, ascending, at most `limit`, and the highest seq the
@@ -66,8 +66,10 @@ export interface SessionPersistence {
   readEvents(tenantId: string, sessionId: string, afterSeq: number, limit: number): Promise<{ events: LoggedEvent[]; prunedThrough: number } | undefined>;
   /** A stored session of the tenant (for re-attaching to one not live here); undefined when unknown. */
   findSession(tenantId: string, sessionId: string): Promise<StoredSession | undefined>;
-  /** Stores the session's state (a `SessionSnapshot` as JSON) outside a turn (register_tools, detach). */
-  saveState(tenantId: string, sessionId: string, state: StoredText): Promise<void>;
+  /** Stores the session's state (state row and changed message rows, atomically) outside a turn (register_tools, detach). */
+  saveState(tenantId: string, sessionId: string, state: SessionStateWrite): Promise<void>;
+  /** The session's stored message lists; undefined when unknown or another tenant's. */
+  readMessages(tenantId: string, sessionId: string): Promise<StoredMessages | undefined>;
   /**
    * Takes over a live session whose owner is gone: ONE conditional update that succeeds only
    * while the session's node is still `fromNode` (compare-and-set), so exactly one node wins.
@@ -78,7 +80,7 @@ export interface SessionPersistence {
   /** The session's stored turns in order; undefined when unknown or another tenant's. */
   listTurns(tenantId: string, sessionId: string): Promise<StoredTurn[] | undefined>;
   /** Marks the turns numbered `turns` rolled back and stores the state, atomically. */
-  rollBackTurns(tenantId: string, sessionId: string, turns: readonly number[], state: StoredText): Promise<void>;
+  rollBackTurns(tenantId: string, sessionId: string, turns: readonly number[], state: SessionStateWrite): Promise<void>;
   /** Stores a new session (as `createSession`, owned by this node) holding copies of `turns`, and its state, atomically. */
   forkSession(
     session: {
@@ -92,7 +94,7 @@ export interface SessionPersistence {
       budget?: Budget;
     },
     turns: readonly { record: TurnRecord; origin: TurnOrigin }[],
-    state: StoredText,
+    state: SessionStateWrite,
   ): Promise<void>;
   putFeedback(tenantId: string, sessionId: string, messageId: string, rating: string): Promise<void>;
 }
@@ -109,7 +111,7 @@ export interface StoredSession {
   environmentId: string;
   /** Stored turns (the number of the last one, for a snapshot older than turn numbers). */
   turnCount?: number;
-  /** The `SessionSnapshot` JSON written at the last turn or detach; absent for older sessions. */
+  /** The state row written at the last turn or detach (`decodeState`); absent for older sessions. */
   state?: string;
 }
 

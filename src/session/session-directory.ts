@@ -3,7 +3,8 @@ import type { Principal, SessionDeps } from "./ports.ts";
 import { buildSession } from "./build-session.ts";
 import type { Session } from "./session.ts";
 import type { SessionRegistry } from "./session-registry.ts";
-import { decodeSnapshot, originOf } from "./snapshot.ts";
+import { loadSnapshot } from "./load-snapshot.ts";
+import { originOf } from "./snapshot.ts";
 import { isUuid } from "./uuid.ts";
 
 /**
@@ -73,9 +74,10 @@ export class SessionDirectory {
     const again = this.#registry.get(principal.tenantId, sessionId);
     if (again) return { kind: "live", session: again };
     if (stored.ownerAlive && stored.nodeId !== undefined) return { kind: "remote", nodeId: stored.nodeId };
-    const snapshot = stored.state === undefined ? undefined : decodeSnapshot(stored.state);
+    const loaded = stored.state === undefined ? undefined : await loadSnapshot(this.#deps.persistence, principal.tenantId, sessionId, stored.state);
+    const snapshot = loaded?.snapshot;
     const model = snapshot && this.#deps.models.resolve(snapshot.model);
-    if (!snapshot || !model) {
+    if (!loaded || !snapshot || !model) {
       // Nothing to continue from (a session of an older server, or a model no longer configured).
       await this.#deps.persistence.setStatus(principal.tenantId, sessionId, "error");
       return { kind: "ended", lastSeq: stored.lastSeq };
@@ -95,6 +97,7 @@ export class SessionDirectory {
       lastTurn: snapshot.lastTurn ?? stored.turnCount ?? 0,
       ...(snapshot.runningTurn ? { cutTurn: snapshot.runningTurn } : {}),
       ...(snapshot.waitingInputs ? { waitingInputs: snapshot.waitingInputs } : {}),
+      stored: loaded.stored,
     });
     this.#registry.add(session);
     // Detached until a stream attaches (the caller's, normally at once), so it cannot linger.

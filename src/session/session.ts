@@ -13,6 +13,7 @@ import { type RollbackResult, Rollbacks } from "./rollback.ts";
 import { Sequencer } from "./sequencer.ts";
 import type { RunningTurnInfo, SessionOrigin } from "./snapshot.ts";
 import { StoreWriter } from "./store-writer.ts";
+import type { StoredHistory } from "./stored-history.ts";
 import { TurnRunner } from "./turn-runner.ts";
 import type { LoggedEvent, SessionCommand, SessionErrorCode, SessionEvent } from "./types.ts";
 import { UserInputs } from "./user-inputs.ts";
@@ -77,6 +78,8 @@ export class Session {
     waitingInputs?: readonly WaitingInput[];
     /** Server tools and end hooks (teams), built with the agent. */
     extension?: SessionExtension;
+    /** What the store has of its messages (a rebuilt session's, a fork's). */
+    stored?: StoredHistory;
   }) {
     const { id, agent, deps, registry } = init;
     const tenantId = init.principal.tenantId;
@@ -115,6 +118,7 @@ export class Session {
       lastSeq: () => this.#sequencer.lastSeq,
       lastTurn: () => this.#turns.lastTurn,
       waitingInputs: () => this.#inputs.all(),
+      ...(init.stored ? { stored: init.stored } : {}),
     });
     const ending = (): boolean => this.#lifecycle.ending !== undefined;
     const sequencer = this.#sequencer;

@@ -1,12 +1,14 @@
 import type { ClientTool, PermissionRule } from "../agent/index.ts";
-import { sharedJson, TextParts } from "../domain/index.ts";
+import { sharedJson, type StoredText, TextParts } from "../domain/index.ts";
 import type { ModelMessage } from "../models/index.ts";
 import type { WaitingInput } from "./waiting-inputs.ts";
 
 /**
  * Everything needed to continue a session in another process: what the agent was built
  * from and what it has become (history, tools, pending system context), and the last seq.
- * Stored as JSON with every turn and on detach.
+ * Stored with every turn and on detach as a small state row (`SessionStateRow`) and its
+ * message lists a row per message, of which each write stores only what changed
+ * (`StoredHistory`). Sessions stored before message rows have it whole in their state.
  */
 export interface SessionSnapshot {
   version: 1;
@@ -32,6 +34,14 @@ export interface SessionSnapshot {
   startHistory?: readonly ModelMessage[];
   /** User messages that waited (queued, steers not yet seen, interrupts), in the order they are taken. */
   waitingInputs?: WaitingInput[];
+}
+
+/** The state row: the snapshot without its message lists, with their lengths (each list's first rows are its messages). */
+export interface SessionStateRow extends Omit<SessionSnapshot, "version" | "history" | "startHistory"> {
+  version: 2;
+  historyLength: number;
+  /** Present when the session has a start history. */
+  startHistoryLength?: number;
 }
 
 /** What is known of a running turn before it ends: enough to record it as interrupted. */
@@ -67,63 +77,38 @@ const BYTES = "$bytes";
 const withBinaryAsBase64 = (_key: string, value: unknown): unknown =>
   value instanceof Uint8Array ? { [BYTES]: Buffer.from(value).toString("base64") } : value;
 
-/** Encoded parts at least this long are kept as shared UTF-8 bytes rather than strings. */
-const SHARED_PART_CHARS = 64 * 1024;
+/** Encoded texts at least this long are kept as shared UTF-8 bytes rather than strings. */
+const SHARED_CHARS = 64 * 1024;
 
 /**
- * The JSON of each history message and of the running turn, kept as long as the part lives:
- * they never change once made, and a snapshot is stored at every turn, so each is encoded
- * once rather than at every turn. Large ones are kept as shared bytes, which reach the store's
- * thread without a copy: a long history or a multi-megabyte message then costs the event loop
- * nothing at later turns.
+ * `value` as JSON, binary parts (images, binary context) as `{"$bytes": base64}`. A long one
+ * is escaped a slice per event-loop turn and held as shared UTF-8 bytes, which reach the
+ * store's thread without a copy (see `sharedJson`).
  */
-const encodedParts = new WeakMap<object, string | Uint8Array | Promise<string | Uint8Array>>();
+export async function encodeJson(value: unknown): Promise<StoredText> {
+  const json = await sharedJson(value, withBinaryAsBase64, SHARED_CHARS);
+  return typeof json === "string" ? json : new TextParts([json]);
+}
 
-function encodeOnce(part: object): string | Uint8Array | Promise<string | Uint8Array> {
-  let encoded = encodedParts.get(part);
-  if (encoded === undefined) {
-    encoded = sharedJson(part, withBinaryAsBase64, SHARED_PART_CHARS).then((done) => {
-      encodedParts.set(part, done);
-      return done;
-    });
-    encodedParts.set(part, encoded);
-  }
-  return encoded;
+/** The value of JSON that `encodeJson` made (binary parts back as Uint8Array); throws when it is not JSON. */
+export function decodeJson(text: string): unknown {
+  return JSON.parse(text, (_key, v: unknown) => {
+    if (v !== null && typeof v === "object" && typeof (v as Record<string, unknown>)[BYTES] === "string" && Object.keys(v).length === 1) {
+      const buf = Buffer.from((v as Record<string, string>)[BYTES]!, "base64");
+      return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+    }
+    return v;
+  });
 }
 
 /**
- * JSON with binary parts (images, binary context) as `{"$bytes": base64}`, as parts a store
- * joins. What is encoded is what `snapshot` holds when called: its parts never change.
+ * The state stored in `text`: a state row, or a whole snapshot (written before message rows,
+ * history inline); undefined when it is neither.
  */
-export async function encodeSnapshot(snapshot: SessionSnapshot): Promise<TextParts> {
-  const { history, runningTurn, startHistory, ...rest } = snapshot;
-  const parts: (string | Uint8Array | Promise<string | Uint8Array>)[] = [JSON.stringify(rest, withBinaryAsBase64).slice(0, -1)];
-  if (runningTurn !== undefined) parts.push(',"runningTurn":', encodeOnce(runningTurn));
-  const pushMessages = (key: string, messages: readonly ModelMessage[]): void => {
-    parts.push(`,"${key}":[`);
-    messages.forEach((message, i) => {
-      if (i > 0) parts.push(",");
-      parts.push(encodeOnce(message));
-    });
-    parts.push("]");
-  };
-  if (startHistory !== undefined) pushMessages("startHistory", startHistory);
-  pushMessages("history", history);
-  parts.push("}");
-  return new TextParts(parts.some((p) => p instanceof Promise) ? await Promise.all(parts) : (parts as (string | Uint8Array)[]));
-}
-
-/** The snapshot in `text`; undefined when it is not one this server writes. */
-export function decodeSnapshot(text: string): SessionSnapshot | undefined {
+export function decodeState(text: string): SessionStateRow | SessionSnapshot | undefined {
   try {
-    const value = JSON.parse(text, (_key, v: unknown) => {
-      if (v !== null && typeof v === "object" && typeof (v as Record<string, unknown>)[BYTES] === "string" && Object.keys(v).length === 1) {
-        const buf = Buffer.from((v as Record<string, string>)[BYTES]!, "base64");
-        return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
-      }
-      return v;
-    }) as SessionSnapshot;
-    return value?.version === 1 ? value : undefined;
+    const value = decodeJson(text) as SessionStateRow | SessionSnapshot | null;
+    return value?.version === 1 || value?.version === 2 ? value : undefined;
   } catch {
     return undefined;
   }

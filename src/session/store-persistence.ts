@@ -85,6 +85,7 @@ export function storePersistence(
       observe("save_state", async () => {
         await store.saveSessionState(tenantId, sessionId, state);
       }),
+    readMessages: (tenantId, sessionId) => observe("read_messages", () => store.listSessionMessages(tenantId, sessionId)),
     adoptSession: (tenantId, sessionId, fromNode) => observe("adopt_session", () => store.adoptSession(tenantId, sessionId, { fromNode, toNode: node.id })),
     appendEvents: (tenantId, sessionId, events) =>
       observe("append_events", async () => {

@@ -1,8 +1,9 @@
 import type { Agent, TurnRecord } from "../agent/index.ts";
-import type { TextParts } from "../domain/index.ts";
+import type { SessionStateWrite } from "../store/index.ts";
 import type { EventLog } from "./event-log.ts";
 import type { SessionDeps, SessionStatus } from "./ports.ts";
-import { encodeSnapshot, type RunningTurnInfo, type SessionOrigin } from "./snapshot.ts";
+import type { RunningTurnInfo, SessionOrigin } from "./snapshot.ts";
+import { StoredHistory, stateWrite } from "./stored-history.ts";
 import type { LoggedEvent } from "./types.ts";
 import type { WaitingInput } from "./waiting-inputs.ts";
 
@@ -23,21 +24,26 @@ export interface StoreWriterInit {
   lastTurn: () => number;
   /** The user messages that wait (stored with the state). */
   waitingInputs: () => WaitingInput[];
+  /** What the store has of the session's messages (a rebuilt session's or a fork's); default: nothing. */
+  stored?: StoredHistory;
 }
 
 /**
  * The session's writes to the store, one after another, so that a later write always
  * lands after an earlier one. Each takes the log's unflushed events when it runs: events
  * outside turns are batched into one write on the next tick; a turn's events go with its
- * record and the session's state (a snapshot of everything needed to continue it).
+ * record and the session's state (everything needed to continue it: a state row, and the
+ * messages added or rewritten since the last write).
  */
 export class StoreWriter {
   readonly #init: StoreWriterInit;
+  readonly #stored: StoredHistory;
   #writes: Promise<void> = Promise.resolve();
   #writeScheduled = false;
 
   constructor(init: StoreWriterInit) {
     this.#init = init;
+    this.#stored = init.stored ?? new StoredHistory();
   }
 
   /**
@@ -49,7 +55,7 @@ export class StoreWriter {
     const { deps, tenantId, sessionId } = this.#init;
     void this.#write(async () => {
       try {
-        await deps.persistence.saveState(tenantId, sessionId, await this.#snapshot(this.#init.lastSeq()));
+        await this.#withState(this.#init.lastSeq(), (state) => deps.persistence.saveState(tenantId, sessionId, state));
       } catch (err) {
         deps.log.warn({ err, sessionId }, failure);
       }
@@ -63,7 +69,7 @@ export class StoreWriter {
     let stored = false;
     await this.#write(async (batch) => {
       try {
-        await deps.persistence.appendTurn(tenantId, sessionId, record, [...batch, completed], await this.#snapshot(completed.seq));
+        await this.#withState(completed.seq, (state) => deps.persistence.appendTurn(tenantId, sessionId, record, [...batch, completed], state));
         stored = true;
       } catch (err) {
         deps.log.error({ err, sessionId }, "could not persist turn");
@@ -80,7 +86,7 @@ export class StoreWriter {
     let failure: unknown;
     await this.#write(async () => {
       try {
-        await deps.persistence.rollBackTurns(tenantId, sessionId, turns, await this.#snapshot(this.#init.lastSeq()));
+        await this.#withState(this.#init.lastSeq(), (state) => deps.persistence.rollBackTurns(tenantId, sessionId, turns, state));
       } catch (err) {
         failure = err;
       }
@@ -115,11 +121,20 @@ export class StoreWriter {
     });
   }
 
-  /** Stores the state and then `status` at once (the session leaves this process); throws when the store fails. */
+  /** Stores the state and then `status`, after the writes before (the session leaves this process); throws when the store fails. */
   async storeLeaving(status: SessionStatus): Promise<void> {
     const { deps, tenantId, sessionId } = this.#init;
-    await deps.persistence.saveState(tenantId, sessionId, await this.#snapshot(this.#init.lastSeq()));
-    await deps.persistence.setStatus(tenantId, sessionId, status);
+    let failure: unknown;
+    await this.#write(async () => {
+      try {
+        await this.#withState(this.#init.lastSeq(), (state) => deps.persistence.saveState(tenantId, sessionId, state));
+        await deps.persistence.setStatus(tenantId, sessionId, status);
+      } catch (err) {
+        failure = err;
+      }
+      return false;
+    });
+    if (failure !== undefined) throw failure;
   }
 
   /** Runs one store write of the unflushed events after the writes before it: `run` gets them and says whether they were stored. */
@@ -132,11 +147,12 @@ export class StoreWriter {
     return next;
   }
 
-  #snapshot(lastSeq: number): Promise<TextParts> {
+  /** Runs `store` with the session's state as it is now; once it succeeded, the messages it wrote count as stored. */
+  async #withState(lastSeq: number, store: (state: SessionStateWrite) => Promise<void>): Promise<void> {
     const { model, origin, agent } = this.#init;
     const running = this.#init.running();
     const waiting = this.#init.waitingInputs();
-    return encodeSnapshot({
+    const { write, commit } = await stateWrite(this.#stored, {
       version: 1,
       model,
       ...origin,
@@ -148,5 +164,7 @@ export class StoreWriter {
       ...(running ? { runningTurn: running } : {}),
       ...(waiting.length > 0 ? { waitingInputs: waiting } : {}),
     });
+    await store(write);
+    commit();
   }
 }

@@ -1,8 +1,8 @@
-import { decodeSnapshot } from "./snapshot.ts";
+import { decodeState } from "./snapshot.ts";
 import { WaitingInputs, type WaitingInputView } from "./waiting-inputs.ts";
 
 /** The user messages that waited when a session's state was stored (none when it has no readable state). */
 export function storedWaitingInputs(state: string | undefined): WaitingInputView[] {
-  const snapshot = state === undefined ? undefined : decodeSnapshot(state);
-  return new WaitingInputs(snapshot?.waitingInputs).view();
+  const decoded = state === undefined ? undefined : decodeState(state);
+  return new WaitingInputs(decoded?.waitingInputs).view();
 }

@@ -10,7 +10,7 @@
  *   cursor that does not decode throws `RozError("invalid_argument", "invalid cursor")`.
  * - Unique-name / duplicate-id clashes throw `RozError("conflict")`.
  */
-import type { StoredText, TurnRecord } from "../domain/index.ts";
+import type { TurnRecord } from "../domain/index.ts";
 import type {
   ApiKey,
   Environment,
@@ -33,6 +33,7 @@ import type {
 } from "./records.ts";
 import type { McpServerStore } from "./mcp-server-records.ts";
 import type { SpendStore } from "./spend-records.ts";
+import type { MessageStore, SessionStateWrite } from "./message-rows.ts";
 import type { TaskStore } from "./task-records.ts";
 import type { SessionFilter, SessionPatch } from "./session-queries.ts";
 
@@ -40,6 +41,7 @@ export * from "./records.ts";
 export * from "./task-records.ts";
 export * from "./end-reason.ts";
 export * from "./mcp-server-records.ts";
+export * from "./message-rows.ts";
 export * from "./session-queries.ts";
 export * from "./spend-records.ts";
 
@@ -105,8 +107,8 @@ export interface SessionStore {
    * heart-beat at or after `aliveSince`. Undefined when unknown or another tenant's.
    */
   getResumableSession(tenantId: string, id: string, aliveSince: number): Promise<ResumableSession | undefined>;
-  /** Stores the session's state snapshot (opaque text); false when unknown. */
-  saveSessionState(tenantId: string, id: string, state: StoredText): Promise<boolean>;
+  /** Stores the session's state (its state row and changed message rows, in one transaction); false when unknown. */
+  saveSessionState(tenantId: string, id: string, state: SessionStateWrite): Promise<boolean>;
   /**
    * Makes `toNode` the owner of a live session, in ONE conditional update that succeeds only
    * while its owner is still `fromNode` (undefined: none): of several nodes adopting the same
@@ -121,7 +123,7 @@ export interface SessionStore {
   updateSession(tenantId: string, id: string, patch: SessionPatch): Promise<Session | undefined>;
   /**
    * Deletes at most `limit` ended sessions (completed, cancelled or error) that ended at or
-   * before `endedBefore`, over all tenants, with their turns, tool calls, feedback, events and
+   * before `endedBefore`, over all tenants, with their turns, tool calls, feedback, events, message rows and
    * search text. Returns how many sessions were deleted (fewer than `limit`: none are left).
    */
   deleteEndedSessions(endedBefore: number, limit: number): Promise<number>;
@@ -188,8 +190,8 @@ export interface TranscriptStore {
     sessionId: string,
     record: TurnRecord,
     events?: readonly NewSessionEvent[],
-    /** The session's state snapshot after the turn, stored in the same write. */
-    state?: StoredText,
+    /** The session's state after the turn (state row and changed message rows), stored in the same write. */
+    state?: SessionStateWrite,
   ): Promise<number | undefined>;
   /** Turns in order (seq ascending) after `afterSeq`; undefined when the session is unknown. */
   listTurns(tenantId: string, sessionId: string, range?: { afterSeq?: number; limit?: number }): Promise<StoredTurn[] | undefined>;
@@ -199,9 +201,9 @@ export interface TranscriptStore {
 export interface ConversationStore {
   /**
    * Marks the session's turns numbered `turns` rolled back and stores `state` (the session's
-   * snapshot after the rollback) in ONE transaction; false when the session is unknown.
+   * state after the rollback) in ONE transaction; false when the session is unknown.
    */
-  rollBackTurns(tenantId: string, sessionId: string, turns: readonly number[], state?: StoredText): Promise<boolean>;
+  rollBackTurns(tenantId: string, sessionId: string, turns: readonly number[], state?: SessionStateWrite): Promise<boolean>;
   /**
    * Creates a session (as `createSession`) holding copies of `turns` in order, each with its
    * record's number and marked with `origin`, and its `state`, in ONE transaction. Its turn
@@ -211,7 +213,7 @@ export interface ConversationStore {
     tenantId: string,
     input: NewSession & { id: string },
     turns: readonly { record: TurnRecord; origin: TurnOrigin }[],
-    state: StoredText,
+    state: SessionStateWrite,
   ): Promise<Session>;
 }
 
@@ -246,6 +248,7 @@ export interface Store
     KeyStore,
     EnvironmentStore,
     SessionStore,
+    MessageStore,
     TranscriptStore,
     ConversationStore,
     FeedbackStore,

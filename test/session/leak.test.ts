@@ -1,5 +1,7 @@
 // A client that disappears mid-turn (grpc-js call.cancel(), no half-close) leaves nothing
 // running once the detach grace is over: no session, no provider request, no timers.
+import { runInNewContext } from "node:vm";
+import { setFlagsFromString } from "node:v8";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { nextOf, readTurn, rq, tool, turnCompleteOf } from "../support/session-protocol.ts";
 import { activeTimerCount, type TimerTracker, trackTimers } from "../support/timer-tracker.ts";
@@ -111,4 +113,33 @@ it("disconnect while the provider is silent: the request is aborted after the gr
   await pending.closed;
   expect(pending.aborted).toBe(true);
   await expectNoLeak(baseline);
+});
+
+it("ended sessions are left to the garbage collector: nothing of the server keeps them (or their agent, history and event log)", async () => {
+  // The collector on demand, for this test only (the server never forces a collection).
+  setFlagsFromString("--expose-gc");
+  const gc = runInNewContext("gc") as () => void;
+  const ended: WeakRef<object>[] = [];
+  for (const how of ["half-close", "cancel_session", "disconnect"] as const) {
+    const { client, started } = await fx.start("grpc-js", { tools: [tool("read")] });
+    fx.fake.plan({ toolCalls: [{ id: `call_${how}`, name: "read", arguments: {} }] }, { text: "x".repeat(10_000) });
+    client.send(rq.user("read it"));
+    await nextOf(client, "toolRequest");
+    client.send(rq.toolResult(`call_${how}`, "y".repeat(10_000)));
+    expect(turnCompleteOf(await readTurn(client)).stopReason).toBe("end_turn");
+    ended.push(new WeakRef(fx.server.app.registry.all().find((s) => s.id === started.sessionId)!));
+    if (how === "half-close") client.end();
+    else if (how === "cancel_session") client.send(rq.cancelSession("done"));
+    else client.cancel();
+    await expect.poll(() => fx.server.app.registry.size, { timeout: 10_000 }).toBe(0);
+  }
+  // A target read through its WeakRef is kept until the end of that job: collect in a later one.
+  const collected = (): boolean[] => ended.map((ref) => ref.deref() === undefined);
+  const deadline = Date.now() + 5_000;
+  while (collected().includes(false) && Date.now() < deadline) {
+    await sleep(50);
+    gc();
+    await sleep(50);
+  }
+  expect(collected()).toEqual([true, true, true]);
 });

@@ -1,7 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { joinTextParts, sharedJson } from "../../src/domain/index.ts";
+import { joinTextParts, sharedJson, TextParts } from "../../src/domain/index.ts";
 import type { ModelMessage } from "../../src/models/index.ts";
-import { decodeSnapshot, encodeSnapshot, type SessionSnapshot } from "../../src/session/snapshot.ts";
+import { loadSnapshot } from "../../src/session/load-snapshot.ts";
+import type { SessionSnapshot } from "../../src/session/snapshot.ts";
+import { StoredHistory, stateWrite } from "../../src/session/stored-history.ts";
+import { stateWriteParts } from "../../src/store/index.ts";
+import { MemoryPersistence } from "../support/memory-persistence.ts";
 
 const SHARED_FROM = 64 * 1024;
 const text = (value: string | Uint8Array): string => joinTextParts([value]);
@@ -40,9 +44,11 @@ describe("sharedJson", () => {
   });
 });
 
-describe("session snapshots", () => {
+describe("session state: a state row and message rows", () => {
+  const tenant = "t1";
   const runningTurn = { messageId: "m1", userContent: "z".repeat(SHARED_FROM * 2), mode: "react", startedAt: 1 } as const;
-  const snapshot = (history: ModelMessage[]): SessionSnapshot => ({
+  const startHistory: ModelMessage[] = [{ role: "user", parts: [{ type: "text", text: "from the start" }] }];
+  const snapshot = (history: readonly ModelMessage[]): SessionSnapshot => ({
     version: 1,
     model: "scripted",
     environmentId: "env",
@@ -50,29 +56,95 @@ describe("session snapshots", () => {
     maxContextTokens: 1000,
     permissions: [],
     tools: [{ name: "read", description: "reads", parametersSchema: { type: "object" }, timeoutMs: 1000, category: "unspecified" }],
-    history,
+    history: [...history],
+    startHistory,
     lastSeq: 7,
     runningTurn,
   });
+  const message = (text: string): ModelMessage => ({ role: "assistant", parts: [{ type: "text", text }] });
 
-  it("decode(encode(s)) is s, with binary parts and multi-megabyte messages", async () => {
+  /** A session in memory persistence, and a write of `history` through `stored` (committed unless told). */
+  async function newSession(): Promise<{ persistence: MemoryPersistence; id: string }> {
+    const persistence = new MemoryPersistence();
+    const id = `s-${Math.random()}`;
+    await persistence.createSession({ id, tenantId: tenant, environmentId: "env", model: "scripted" });
+    return { persistence, id };
+  }
+  async function write(at: { persistence: MemoryPersistence; id: string }, stored: StoredHistory, history: readonly ModelMessage[]) {
+    const { write: state, commit } = await stateWrite(stored, snapshot(history));
+    await at.persistence.saveState(tenant, at.id, state);
+    commit();
+    return stateWriteParts(state);
+  }
+  const load = async (at: { persistence: MemoryPersistence; id: string }) =>
+    loadSnapshot(at.persistence, tenant, at.id, (await at.persistence.findSession(tenant, at.id))!.state!);
+
+  it("load(write(s)) is s, with binary parts and multi-megabyte messages", async () => {
+    const at = await newSession();
     const history: ModelMessage[] = [
       { role: "user", parts: [{ type: "text", text: "w".repeat(4_000_000) }] },
-      { role: "assistant", parts: [{ type: "text", text: 'a "quoted" answer' }] },
+      message('a "quoted" answer'),
       { role: "user", parts: [{ type: "image", mediaType: "image/png", data: new Uint8Array([1, 2, 3, 250]) }] },
     ];
-    const encoded = await encodeSnapshot(snapshot(history));
-    expect(decodeSnapshot(encoded.toString())).toEqual(snapshot(history));
+    const written = await write(at, new StoredHistory(), history);
+    // The multi-megabyte message is held as shared bytes for the store's thread.
+    expect(written.messages[0]!.messages[0]).toBeInstanceOf(TextParts);
+    expect((await load(at))?.snapshot).toEqual(snapshot(history));
   });
 
-  it("encodes a message once: a later snapshot reuses the same bytes", async () => {
-    const message = { role: "user", parts: [{ type: "text", text: "v".repeat(SHARED_FROM) }] } as ModelMessage;
-    const first = (await encodeSnapshot(snapshot([message]))).parts;
-    const second = (await encodeSnapshot(snapshot([message, { role: "assistant", parts: [{ type: "text", text: "ok" }] } as ModelMessage]))).parts;
-    const bytesOf = (parts: readonly (string | Uint8Array)[]) => parts.filter((p) => p instanceof Uint8Array);
-    // The running turn and the message, each the same object in both snapshots.
-    expect(bytesOf(first)).toHaveLength(2);
-    expect(bytesOf(second)[0]).toBe(bytesOf(first)[0]);
-    expect(bytesOf(second)[1]).toBe(bytesOf(first)[1]);
+  it("a write stores the messages after those stored, and the start history once; the state row does not grow with the history", async () => {
+    const at = await newSession();
+    const stored = new StoredHistory();
+    const history = [message("one"), message("two")];
+    const first = await write(at, stored, history);
+    expect(first.messages.map((r) => [r.list, r.from, r.messages.length])).toEqual([
+      ["history", 0, 2],
+      ["start", 0, 1],
+    ]);
+    for (let i = 0; i < 50; i++) history.push(message(`more ${i}`));
+    const later = await write(at, stored, history);
+    history.push(message("last"));
+    const last = await write(at, stored, history);
+    expect(last.messages).toEqual([{ list: "history", from: 52, messages: [JSON.stringify(message("last"))] }]);
+    expect(String(last.state).length).toBe(String(later.state).length);
+    expect(await write(at, stored, history)).toMatchObject({ messages: [] });
+    expect((await load(at))?.snapshot).toEqual(snapshot(history));
+  });
+
+  it("a rewritten history replaces the rows from its first new message; a failed write is sent again", async () => {
+    const at = await newSession();
+    const stored = new StoredHistory();
+    const history = [message("a"), message("b"), message("c")];
+    await write(at, stored, history);
+    // Compaction, rollback: new objects from some position on, maybe fewer.
+    const rewritten = [history[0]!, message("summary")];
+    const { write: state } = await stateWrite(stored, snapshot(rewritten)); // never stored: not committed
+    expect(stateWriteParts(state).messages[0]).toMatchObject({ list: "history", from: 1 });
+    const again = await write(at, stored, rewritten);
+    expect(again.messages).toEqual([{ list: "history", from: 1, messages: [JSON.stringify(message("summary"))], truncate: true }]);
+    expect((await at.persistence.readMessages(tenant, at.id))?.history).toHaveLength(2);
+    expect((await load(at))?.snapshot.history).toEqual(rewritten);
+  });
+
+  it("a state stored whole, history inline (before message rows), is read, and its next write stores every row", async () => {
+    const at = await newSession();
+    const history = [message("old"), { role: "user", parts: [{ type: "image", mediaType: "image/png", data: new Uint8Array([9]) }] } as ModelMessage];
+    const whole = JSON.stringify(snapshot(history), (_key, v: unknown) => (v instanceof Uint8Array ? { $bytes: Buffer.from(v).toString("base64") } : v));
+    await at.persistence.saveState(tenant, at.id, whole);
+    const loaded = await load(at);
+    expect(loaded?.snapshot).toEqual(snapshot(history));
+    const next = await write(at, loaded!.stored, loaded!.snapshot.history);
+    expect(next.messages.map((r) => [r.list, r.from, r.messages.length])).toEqual([
+      ["history", 0, 2],
+      ["start", 0, 1],
+    ]);
+    expect((await load(at))?.snapshot).toEqual(snapshot(history));
+  });
+
+  it("a state row whose message rows are missing cannot be loaded", async () => {
+    const at = await newSession();
+    await write(at, new StoredHistory(), [message("a"), message("b")]);
+    at.persistence.sessions.get(at.id)!.messages.history.pop();
+    expect(await load(at)).toBeUndefined();
   });
 });

@@ -14,6 +14,7 @@ import { eventSuite } from "./suites/events.ts";
 import { keySuite } from "./suites/keys.ts";
 import { migrationSuite } from "./suites/migrations.ts";
 import { orphanedSessionSuite } from "./suites/orphaned-sessions.ts";
+import { sessionMessageSuite } from "./suites/session-messages.ts";
 import { sessionSuite } from "./suites/sessions.ts";
 import { spendSuite } from "./suites/spend.ts";
 import { taskSuite } from "./suites/tasks.ts";
@@ -74,6 +75,7 @@ export function defineStoreConformance(name: string, harness: StoreHarness): voi
     eventSuite(ctx);
     taskSuite(ctx);
     durableSessionSuite(ctx);
+    sessionMessageSuite(ctx);
     orphanedSessionSuite(ctx);
     findingSessionSuite(ctx);
     spendSuite(ctx);

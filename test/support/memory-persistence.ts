@@ -1,7 +1,6 @@
 import type { TurnRecord } from "../../src/agent/index.ts";
-import type { StoredText } from "../../src/domain/index.ts";
 import type { LoggedEvent, SessionEnvironment, SessionPersistence, SessionStatus, StoredSession } from "../../src/session/index.ts";
-import type { StoredTurn } from "../../src/store/index.ts";
+import { type SessionStateWrite, type StoredMessages, type StoredTurn, stateWriteParts } from "../../src/store/index.ts";
 
 interface MemorySession {
   tenantId: string;
@@ -11,10 +10,22 @@ interface MemorySession {
   events: LoggedEvent[];
   model: string;
   state?: string;
+  messages: StoredMessages;
 }
 
 /** What a store keeps of a logged event: its seq and flat bytes (no domain event). */
 const asStored = (e: LoggedEvent): LoggedEvent => ({ seq: e.seq, bytes: e.bytes });
+
+/** Stores a state write as the stores do: the state row, and each list's rows from `from` on replaced (and cut after them when truncated). */
+function saveTo(s: MemorySession, write: SessionStateWrite): void {
+  const { state, messages } = stateWriteParts(write);
+  s.state = String(state);
+  for (const rows of messages) {
+    const list = s.messages[rows.list];
+    const end = rows.from + rows.messages.length;
+    s.messages[rows.list] = [...list.slice(0, rows.from), ...rows.messages.map(String), ...(rows.truncate ? [] : list.slice(end))];
+  }
+}
 
 /**
  * Session persistence held in memory: the baseline the benchmark compares the real
@@ -32,14 +43,15 @@ export class MemoryPersistence implements SessionPersistence {
   }
 
   async createSession(s: { id: string; tenantId: string; environmentId: string; model: string }): Promise<void> {
-    this.sessions.set(s.id, { tenantId: s.tenantId, environmentId: s.environmentId, status: "active", turns: [], events: [], model: s.model });
+    const messages = { history: [], start: [] };
+    this.sessions.set(s.id, { tenantId: s.tenantId, environmentId: s.environmentId, status: "active", turns: [], events: [], model: s.model, messages });
   }
 
-  async appendTurn(_tenantId: string, sessionId: string, record: TurnRecord, events: LoggedEvent[], state?: StoredText): Promise<void> {
+  async appendTurn(_tenantId: string, sessionId: string, record: TurnRecord, events: LoggedEvent[], state?: SessionStateWrite): Promise<void> {
     const s = this.sessions.get(sessionId);
     s?.turns.push(record);
     s?.events.push(...events.map(asStored));
-    if (s && state !== undefined) s.state = String(state);
+    if (s && state !== undefined) saveTo(s, state);
   }
 
   async appendEvents(_tenantId: string, sessionId: string, events: LoggedEvent[]): Promise<void> {
@@ -63,9 +75,14 @@ export class MemoryPersistence implements SessionPersistence {
     };
   }
 
-  async saveState(tenantId: string, sessionId: string, state: StoredText): Promise<void> {
+  async saveState(tenantId: string, sessionId: string, state: SessionStateWrite): Promise<void> {
     const s = this.#own(tenantId, sessionId);
-    if (s) s.state = String(state);
+    if (s) saveTo(s, state);
+  }
+
+  async readMessages(tenantId: string, sessionId: string): Promise<StoredMessages | undefined> {
+    const s = this.#own(tenantId, sessionId);
+    return s && { history: [...s.messages.history], start: [...s.messages.start] };
   }
 
   async adoptSession(tenantId: string, sessionId: string): Promise<boolean> {
@@ -82,21 +99,21 @@ export class MemoryPersistence implements SessionPersistence {
     return this.#own(tenantId, sessionId)?.turns.map((t, i) => ({ ...t, sessionId, seq: i + 1, turn: t.turn ?? i + 1, rolledBack: t.rolledBack ?? false }));
   }
 
-  async rollBackTurns(tenantId: string, sessionId: string, turns: readonly number[], state: StoredText): Promise<void> {
+  async rollBackTurns(tenantId: string, sessionId: string, turns: readonly number[], state: SessionStateWrite): Promise<void> {
     const s = this.#own(tenantId, sessionId);
     if (!s) return;
     s.turns = s.turns.map((t, i) => (turns.includes(t.turn ?? i + 1) ? { ...t, rolledBack: true } : t));
-    s.state = String(state);
+    saveTo(s, state);
   }
 
   async forkSession(
     f: { id: string; tenantId: string; environmentId: string; model: string },
     turns: readonly { record: TurnRecord }[],
-    state: StoredText,
+    state: SessionStateWrite,
   ): Promise<void> {
     await this.createSession(f);
     this.sessions.get(f.id)!.turns = turns.map((t) => t.record);
-    this.sessions.get(f.id)!.state = String(state);
+    saveTo(this.sessions.get(f.id)!, state);
   }
 
   async putFeedback(_tenantId: string, sessionId: string, messageId: string, rating: string): Promise<void> {

@@ -60,6 +60,7 @@ export const tiers: readonly Tier[] = [
       "test/session/refusal-rollback.test.ts",
       "test/session/rollback.test.ts",
       "test/session/snapshot.test.ts",
+      "test/session/state-writes.test.ts",
       "test/session/stop-reasons.test.ts",
       "test/session/store-failure.test.ts",
       "test/session/team-tools.test.ts",

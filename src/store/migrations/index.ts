@@ -10,6 +10,7 @@ import { findingSessions } from "./010-finding-sessions.ts";
 import { mcpServers } from "./011-mcp-servers.ts";
 import { mcpOauth } from "./012-mcp-oauth.ts";
 import { spend } from "./013-spend.ts";
+import { sessionMessages } from "./014-session-messages.ts";
 import type { Migration } from "./migration.ts";
 
 export type { Migration } from "./migration.ts";
@@ -29,4 +30,5 @@ export const migrations: readonly Migration[] = [
   mcpServers,
   mcpOauth,
   spend,
+  sessionMessages,
 ];

@@ -1,9 +1,10 @@
-import type { ConversationStore } from "../types.ts";
+import { type ConversationStore, stateWriteParts } from "../types.ts";
 import type { StoreContext } from "./context.ts";
 import { insertRows } from "./insert-rows.ts";
 import { conflictAs } from "./rows.ts";
 import { indexText, turnText } from "./session-text.ts";
 import { insertSession, ownsSession } from "./sessions.ts";
+import { writeMessageRows } from "./session-state.ts";
 import { TOOL_CALL_COLUMNS, TURN_COLUMNS, toolCallValues, turnValues } from "./turns.ts";
 
 const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(", ");
@@ -11,7 +12,7 @@ const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(",
 /** Rollback marks and forks: the writes that change which turns a model sees, each one transaction. */
 export function forkRepo({ db, now }: StoreContext): ConversationStore {
   return {
-    async rollBackTurns(tenantId, sessionId, turns, state) {
+    async rollBackTurns(tenantId, sessionId, turns, write) {
       return db.transaction(async (tx) => {
         if (!(await ownsSession(tx, tenantId, sessionId))) return false;
         if (turns.length > 0) {
@@ -21,13 +22,18 @@ export function forkRepo({ db, now }: StoreContext): ConversationStore {
             ...turns,
           ]);
         }
-        if (state !== undefined) await tx.run("UPDATE sessions SET state = ?, updated_at = ? WHERE id = ?", [state, now(), sessionId]);
+        if (write !== undefined) {
+          const { state, messages } = stateWriteParts(write);
+          await tx.run("UPDATE sessions SET state = ?, updated_at = ? WHERE id = ?", [state, now(), sessionId]);
+          await writeMessageRows(tx, sessionId, messages);
+        }
         return true;
       });
     },
 
-    forkSession(tenantId, input, turns, state) {
+    forkSession(tenantId, input, turns, write) {
       const at = now();
+      const { state, messages } = stateWriteParts(write);
       return conflictAs(db.dialect, "a session with this id already exists", () =>
         db.transaction(async (tx) => {
           const session = await insertSession(tx, db.dialect, tenantId, input, at);
@@ -48,6 +54,7 @@ export function forkRepo({ db, now }: StoreContext): ConversationStore {
           for (const [i, { record }] of turns.entries()) await indexText(tx, db.dialect, session.id, seqOf(i), turnText(record));
           // The copies count as the fork's stored turns (its next turn's seq follows them); their usage was the source's.
           await tx.run("UPDATE sessions SET turn_count = ?, state = ? WHERE id = ?", [turns.length, state, session.id]);
+          await writeMessageRows(tx, session.id, messages);
           return { ...session, turnCount: turns.length };
         }),
       );

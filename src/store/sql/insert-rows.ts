@@ -5,13 +5,14 @@ const MAX_PARAMS = 2000;
 
 /**
  * Inserts `rows` with multi-row VALUES statements (one round trip per chunk instead of per
- * row). Not atomic by itself: call it inside a transaction when all rows must land together.
+ * row), each followed by `onConflict` when given. Not atomic by itself: call it inside a
+ * transaction when all rows must land together.
  */
-export async function insertRows(q: Sql, table: string, columns: readonly string[], rows: readonly SqlValue[][]): Promise<void> {
+export async function insertRows(q: Sql, table: string, columns: readonly string[], rows: readonly SqlValue[][], onConflict = ""): Promise<void> {
   const perStatement = Math.max(1, Math.floor(MAX_PARAMS / columns.length));
   const tuple = `(${columns.map(() => "?").join(", ")})`;
   for (let i = 0; i < rows.length; i += perStatement) {
     const chunk = rows.slice(i, i + perStatement);
-    await q.run(`INSERT INTO ${table} (${columns.join(", ")}) VALUES ${chunk.map(() => tuple).join(", ")}`, chunk.flat());
+    await q.run(`INSERT INTO ${table} (${columns.join(", ")}) VALUES ${chunk.map(() => tuple).join(", ")} ${onConflict}`.trimEnd(), chunk.flat());
   }
 }

@@ -73,8 +73,8 @@ export async function insertSession(q: Sql, dialect: Dialect, tenantId: string, 
 
 const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(", ");
 
-/** The session operations of this file; changing labels and deleting are in their own files. */
-type SessionRows = Omit<SessionStore, "updateSession" | "deleteEndedSessions">;
+/** The session operations of this file; changing labels, deleting and storing state are in their own files. */
+type SessionRows = Omit<SessionStore, "updateSession" | "deleteEndedSessions" | "saveSessionState">;
 
 export function sessionRepo({ db, now }: StoreContext): SessionRows {
   return {
@@ -142,10 +142,6 @@ export function sessionRepo({ db, now }: StoreContext): SessionRows {
         ownerAlive: Number(row.owner_alive) === 1,
         state: opt(row.state as string | null),
       };
-    },
-
-    async saveSessionState(tenantId, id, state) {
-      return (await db.run("UPDATE sessions SET state = ?, updated_at = ? WHERE tenant_id = ? AND id = ?", [state, now(), tenantId, id])) > 0;
     },
 
     async adoptSession(tenantId, id, { fromNode, toNode }) {

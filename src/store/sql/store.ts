@@ -1,5 +1,6 @@
 import type { EventRetention, Store } from "../types.ts";
 import type { SqlDatabase } from "./database.ts";
+import { appendTurnRepo } from "./append-turn.ts";
 import type { StoreContext } from "./context.ts";
 import { environmentRepo } from "./environments.ts";
 import { eventRepo } from "./events.ts";
@@ -10,6 +11,7 @@ import { mcpServerRepo } from "./mcp-servers.ts";
 import { nodeRepo } from "./nodes.ts";
 import { sessionLabelRepo } from "./session-labels.ts";
 import { retentionRepo } from "./session-retention.ts";
+import { sessionStateRepo } from "./session-state.ts";
 import { sessionRepo } from "./sessions.ts";
 import { spendRepo } from "./spend.ts";
 import { taskRepo } from "./tasks.ts";
@@ -45,7 +47,9 @@ export function createSqlStore(db: SqlDatabase, options: SqlStoreOptions = {}): 
     ...sessionRepo(ctx),
     ...sessionLabelRepo(ctx),
     ...retentionRepo(ctx),
+    ...sessionStateRepo(ctx),
     ...turnRepo(ctx),
+    ...appendTurnRepo(ctx),
     ...forkRepo(ctx),
     ...feedbackRepo(ctx),
     ...eventRepo(ctx),

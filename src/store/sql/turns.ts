@@ -1,12 +1,9 @@
 import type { ContextBlock, JsonObject, SteeredInput, StoredText, ThinkingRecord, ToolCallRecord, TurnRecord } from "../../domain/index.ts";
-import type { NewSessionEvent, StoredTurn, TranscriptStore, TurnOrigin } from "../types.ts";
+import type { StoredTurn, TranscriptStore, TurnOrigin } from "../types.ts";
 import type { SqlRow, SqlValue } from "./database.ts";
 import type { StoreContext } from "./context.ts";
-import { EVENT_SEQ_CONFLICT, insertEvents } from "./events.ts";
-import { insertRows } from "./insert-rows.ts";
-import { conflictAs, fromJson, opt, optNum, toJson, usageOf } from "./rows.ts";
+import { fromJson, opt, optNum, toJson, usageOf } from "./rows.ts";
 import { ownsSession } from "./sessions.ts";
-import { indexText, PG_WORDS, turnText } from "./session-text.ts";
 
 /** A context block as JSON: binary data travels as base64. */
 type StoredBlock = { label?: string; text: string } | { label?: string; mimeType: string; data: string };
@@ -28,7 +25,7 @@ function loadBlock(b: StoredBlock): ContextBlock {
  * The columns of a tool-call row after `session_id, turn_seq` (which every row keys by),
  * with their Postgres types: one list, so the SQLite insert and the Postgres arrays agree.
  */
-const TOOL_CALL_FIELDS = [
+export const TOOL_CALL_FIELDS = [
   ["idx", "integer"],
   ["tool_call_id", "text"],
   ["name", "text"],
@@ -114,13 +111,13 @@ function turnOf(row: SqlRow, toolCalls: ToolCallRecord[]): StoredTurn {
 }
 
 /** The session totals a turn adds to (parameters: `turnValues(…).totals`). */
-const SESSION_TOTALS = `turn_count = turn_count + 1, compaction_count = compaction_count + ?,
+export const SESSION_TOTALS = `turn_count = turn_count + 1, compaction_count = compaction_count + ?,
   input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
   cache_read_tokens = cache_read_tokens + ?, cache_creation_tokens = cache_creation_tokens + ?, cost_usd = cost_usd + ?, updated_at = ?,
   state = COALESCE(?, state)`;
 
 /** The columns of a turn row after `session_id, seq`, with their Postgres types (see `TOOL_CALL_FIELDS`). */
-const TURN_FIELDS = [
+export const TURN_FIELDS = [
   ["message_id", "text"],
   ["user_content", "text"],
   ["user_context", "text"],
@@ -178,90 +175,9 @@ export function turnValues(record: TurnRecord, at: number, state: StoredText | u
   };
 }
 
-/**
- * The whole turn write as one Postgres statement: the session row is bumped (its row lock
- * numbers the turn and serialises appends), then the turn, its tool calls, its events and
- * its search text are inserted (from arrays). No row when the session is unknown or another tenant's.
- */
-const PG_APPEND_TURN = `WITH s AS (
-  UPDATE sessions SET ${SESSION_TOTALS} WHERE id = ? AND tenant_id = ? RETURNING id, turn_count
-), t AS (
-  INSERT INTO turns (${TURN_COLUMNS.join(", ")})
-  SELECT s.id, s.turn_count, ${TURN_FIELDS.map(([, type]) => `?::${type}`).join(", ")} FROM s
-), c AS (
-  INSERT INTO tool_calls (${TOOL_CALL_COLUMNS.join(", ")})
-  SELECT s.id, s.turn_count, x.* FROM s, unnest(${TOOL_CALL_FIELDS.map(([, type]) => `?::${type}[]`).join(", ")}) AS x
-), e AS (
-  INSERT INTO session_events (session_id, seq, payload, created_at)
-  SELECT s.id, x.seq, x.payload, ?::bigint FROM s, unnest(?::bigint[], ?::bytea[]) AS x (seq, payload)
-), w AS (
-  INSERT INTO session_text (session_id, turn_seq, words) SELECT s.id, s.turn_count, ${PG_WORDS} FROM s
-)
-SELECT turn_count FROM s`;
-
-function pgAppendTurnParams(
-  sessionId: string,
-  tenantId: string,
-  values: { totals: SqlValue[]; turn: SqlValue[] },
-  record: TurnRecord,
-  events: readonly NewSessionEvent[],
-  at: number,
-): SqlValue[] {
-  // One array per tool-call field (session_id and turn_seq come from `s`).
-  const rows = record.toolCalls.map((c, i) => toolCallValues(i, c));
-  const columns = TOOL_CALL_FIELDS.map((_, col) => rows.map((row) => row[col] ?? null));
-  // node-pg sends JS arrays as Postgres arrays; SqlValue has no array case of its own.
-  const arrays = (list: unknown[]): SqlValue => list as unknown as SqlValue;
-  return [
-    ...values.totals,
-    sessionId,
-    tenantId,
-    ...values.turn,
-    ...columns.map(arrays),
-    at,
-    arrays(events.map((e) => e.seq)),
-    arrays(events.map((e) => e.payload)),
-    turnText(record),
-  ];
-}
-
-export function turnRepo({ db, now }: StoreContext): TranscriptStore {
+/** Reading turns; `append-turn.ts` writes them. */
+export function turnRepo({ db }: StoreContext): Pick<TranscriptStore, "listTurns"> {
   return {
-    appendTurn(tenantId, sessionId, record, events = [], state) {
-      const at = now();
-      const values = turnValues(record, at, state);
-      // Only the events can clash: the turn's own seq comes from the session row it locks.
-      return conflictAs(db.dialect, EVENT_SEQ_CONFLICT, async () => {
-        if (db.dialect.name === "postgres") {
-          // One statement, one round trip, atomic by itself (a turn write is on every turn's path).
-          const row = await db.get<{ turn_count: number }>(PG_APPEND_TURN, pgAppendTurnParams(sessionId, tenantId, values, record, events, at));
-          return row === undefined ? undefined : Number(row.turn_count);
-        }
-        return db.transaction(async (tx) => {
-          // Bumping the session first both checks ownership and numbers the turn: the write
-          // lock it takes serialises concurrent appends.
-          const session = await tx.get<{ turn_count: number }>(`UPDATE sessions SET ${SESSION_TOTALS} WHERE id = ? AND tenant_id = ? RETURNING turn_count`, [
-            ...values.totals,
-            sessionId,
-            tenantId,
-          ]);
-          if (session === undefined) return undefined;
-          const seq = Number(session.turn_count);
-          await tx.run(`INSERT INTO turns (${TURN_COLUMNS.join(", ")}) VALUES (${TURN_COLUMNS.map(() => "?").join(", ")})`, [sessionId, seq, ...values.turn]);
-          await insertRows(
-            tx,
-            "tool_calls",
-            TOOL_CALL_COLUMNS,
-            record.toolCalls.map((c, i) => [sessionId, seq, ...toolCallValues(i, c)]),
-          );
-          // The turn's events share its transaction: a replay never shows a turn the store lacks.
-          await insertEvents(tx, sessionId, events, at);
-          await indexText(tx, db.dialect, sessionId, seq, turnText(record));
-          return seq;
-        });
-      });
-    },
-
     async listTurns(tenantId, sessionId, range = {}) {
       if (!(await ownsSession(db, tenantId, sessionId))) return undefined;
       const afterSeq = range.afterSeq ?? 0;

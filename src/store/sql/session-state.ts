@@ -1,0 +1,89 @@
+import { TextParts } from "../../domain/index.ts";
+import { type MessageList, type MessageRows, type MessageStore, type SessionStore, stateWriteParts, type StoredMessages } from "../types.ts";
+import type { Sql, SqlValue } from "./database.ts";
+import type { StoreContext } from "./context.ts";
+import { insertRows } from "./insert-rows.ts";
+import { ownsSession } from "./sessions.ts";
+
+/** How each list is numbered in `session_messages.list`. */
+const LIST_CODES: Record<MessageList, number> = { history: 0, start: 1 };
+const LISTS = Object.keys(LIST_CODES) as MessageList[];
+
+const MESSAGE_COLUMNS = ["session_id", "list", "position", "message"];
+/** A row written again (a write whose commit was not seen, a rewritten message) replaces the stored one. */
+const UPSERT = "ON CONFLICT (session_id, list, position) DO UPDATE SET message = excluded.message";
+
+/**
+ * Writes `rows` for the session with `q` (call it inside the transaction of the write they
+ * belong to): per list, the given rows upserted and, when it is truncated, the rows past them deleted.
+ */
+export async function writeMessageRows(q: Sql, sessionId: string, rows: readonly MessageRows[]): Promise<void> {
+  for (const r of rows) {
+    const list = LIST_CODES[r.list];
+    if (r.truncate) {
+      await q.run("DELETE FROM session_messages WHERE session_id = ? AND list = ? AND position >= ?", [sessionId, list, r.from + r.messages.length]);
+    }
+    await insertRows(
+      q,
+      "session_messages",
+      MESSAGE_COLUMNS,
+      r.messages.map((message, i) => [sessionId, list, r.from + i, message]),
+      UPSERT,
+    );
+  }
+}
+
+/**
+ * The message rows of a PostgreSQL turn write, as a CTE over the locked session row `s`
+ * (parameters: `pgMessageParams`): the given rows upserted, from arrays, so that the
+ * statement's text is always the same.
+ */
+export const PG_MESSAGE_CTE = `m AS (
+  INSERT INTO session_messages (${MESSAGE_COLUMNS.join(", ")})
+  SELECT s.id, x.list, x.position, x.message FROM s, unnest(?::smallint[], ?::integer[], ?::text[]) AS x (list, position, message)
+  ${UPSERT}
+)`;
+
+/**
+ * The parameters of `PG_MESSAGE_CTE`; undefined when the rows need statements of their own
+ * (`writeMessageRows`): a truncated list (compaction, rollback: rare), or a message held as
+ * parts (a large one), which an array parameter would build into one escaped string on the
+ * event loop, where a statement of its own sends it as UTF-8.
+ */
+export function pgMessageParams(rows: readonly MessageRows[]): SqlValue[] | undefined {
+  if (rows.some((r) => r.truncate || r.messages.some((m) => m instanceof TextParts))) return undefined;
+  // node-pg sends JS arrays as Postgres arrays; SqlValue has no array case of its own.
+  const array = (list: unknown[]): SqlValue => list as unknown as SqlValue;
+  const all = rows.flatMap((r) => r.messages.map((message, i) => ({ list: LIST_CODES[r.list], position: r.from + i, message })));
+  return [array(all.map((m) => m.list)), array(all.map((m) => m.position)), array(all.map((m) => m.message))];
+}
+
+/** A session's state: its state row (`sessions.state`) and its message rows. */
+export function sessionStateRepo({ db, now }: StoreContext): MessageStore & Pick<SessionStore, "saveSessionState"> {
+  return {
+    async saveSessionState(tenantId, id, write) {
+      const { state, messages } = stateWriteParts(write);
+      const save = async (q: Sql) =>
+        (await q.run("UPDATE sessions SET state = ?, updated_at = ? WHERE tenant_id = ? AND id = ?", [state, now(), tenantId, id])) > 0;
+      if (messages.length === 0) return save(db);
+      return db.transaction(async (tx) => {
+        if (!(await save(tx))) return false;
+        await writeMessageRows(tx, id, messages);
+        return true;
+      });
+    },
+
+    async listSessionMessages(tenantId, sessionId) {
+      if (!(await ownsSession(db, tenantId, sessionId))) return undefined;
+      const rows = await db.all<{ list: number; message: string }>("SELECT list, message FROM session_messages WHERE session_id = ? ORDER BY list, position", [
+        sessionId,
+      ]);
+      const lists: StoredMessages = { history: [], start: [] };
+      for (const row of rows) {
+        const list = LISTS.find((name) => LIST_CODES[name] === Number(row.list));
+        if (list !== undefined) lists[list].push(String(row.message));
+      }
+      return lists;
+    },
+  };
+}
