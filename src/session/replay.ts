@@ -2,6 +2,16 @@ import { RozError } from "../errors/index.ts";
 import type { SessionPersistence } from "./ports.ts";
 import type { LoggedEvent } from "./types.ts";
 
+/** What a stream attaching after `afterSeq` must write before the live events. */
+export interface AttachPlan {
+  /** Still-open tool requests and approval requests at or before `afterSeq`, sent again (original seq and ids). */
+  resent: LoggedEvent[];
+  /** Kept responses older than the memory log: read `(afterSeq, beforeSeq)` from the store. */
+  stored?: { afterSeq: number; beforeSeq: number };
+  /** Kept responses after `afterSeq` still in memory; live events follow them. */
+  memory: LoggedEvent[];
+}
+
 /** Stored events read per round trip while replaying. */
 const REPLAY_PAGE = 1000;
 

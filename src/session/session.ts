@@ -10,28 +10,19 @@ import { lifecycleLog } from "./lifecycle-log.ts";
 import type { ClientAnswerRoute, Principal, SessionDeps, SessionExtension, SessionStatus } from "./ports.ts";
 import { SessionRequests } from "./requests.ts";
 import { type RollbackResult, Rollbacks } from "./rollback.ts";
+import type { AttachPlan } from "./replay.ts";
 import { Sequencer } from "./sequencer.ts";
 import type { RunningTurnInfo, SessionOrigin } from "./snapshot.ts";
-import { StoreWriter } from "./store-writer.ts";
-import type { StoredHistory } from "./stored-history.ts";
+import { StoreWriter, type StoreWriterInit } from "./store-writer.ts";
 import { TurnRunner } from "./turn-runner.ts";
-import type { LoggedEvent, SessionCommand, SessionErrorCode, SessionEvent } from "./types.ts";
+import type { SessionCommand, SessionErrorCode, SessionEvent } from "./types.ts";
 import { UserInputs } from "./user-inputs.ts";
 import type { WaitingInput, WaitingInputView } from "./waiting-inputs.ts";
 
 export type { Attachment } from "./fan-out.ts";
 export type { EndStatus } from "./lifecycle.ts";
 export { toolCapProblem } from "./requests.ts";
-
-/** What a stream attaching after `afterSeq` must write before the live events. */
-export interface AttachPlan {
-  /** Still-open tool requests and approval requests at or before `afterSeq`, sent again (original seq and ids). */
-  resent: LoggedEvent[];
-  /** Kept responses older than the memory log: read `(afterSeq, beforeSeq)` from the store. */
-  stored?: { afterSeq: number; beforeSeq: number };
-  /** Kept responses after `afterSeq` still in memory; live events follow them. */
-  memory: LoggedEvent[];
-}
+export type { AttachPlan } from "./replay.ts";
 
 /**
  * One started session: its agent, its sequence counter, its event log and its status. It
@@ -79,7 +70,7 @@ export class Session {
     /** Server tools and end hooks (teams), built with the agent. */
     extension?: SessionExtension;
     /** What the store has of its messages (a rebuilt session's, a fork's). */
-    stored?: StoredHistory;
+    stored?: StoreWriterInit["stored"];
   }) {
     const { id, agent, deps, registry } = init;
     const tenantId = init.principal.tenantId;
@@ -121,12 +112,11 @@ export class Session {
       ...(init.stored ? { stored: init.stored } : {}),
     });
     const ending = (): boolean => this.#lifecycle.ending !== undefined;
-    const sequencer = this.#sequencer;
     this.#turns = new TurnRunner({
       sessionId: id,
       model: init.model,
       agent,
-      sequencer,
+      sequencer: this.#sequencer,
       writer: this.#writer,
       deps,
       ending,
@@ -154,7 +144,7 @@ export class Session {
       ...common,
       streams: this.#streams,
       waits: this.#waits,
-      sequencer,
+      sequencer: this.#sequencer,
       extension: init.extension,
       end: (status, reason) => registry.end(this, status, reason),
     });
