@@ -2,15 +2,21 @@
  * Entry point of a benchmark server child (forked by server-process.ts): it hosts either
  * our app (`createApp`) or the bare connect-node server, so that the server's CPU and
  * memory are its own and not mixed with the load generator's. Commands arrive over IPC:
- * `stats` (CPU time and heap), `histories` (the live histories' JSON size), `gc`, `close` (graceful close, then exit 0 so that
- * `--cpu-prof` writes its profile).
+ * `stats` (CPU time and heap), `histories` (the live histories' JSON size), `gc`, `heap-start` /
+ * `heap-stop` (what the JS heap did in between, see heap-activity.ts), `profile-start` /
+ * `profile-stop` (a CPU profile of just that stretch, written to a file), `close`.
  */
+import { writeFile } from "node:fs/promises";
+import { Session as InspectorSession } from "node:inspector/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { getHeapSpaceStatistics } from "node:v8";
 import { createApp } from "../src/app/app.ts";
 import { loadConfig } from "../src/app/config.ts";
 import { MemoryPersistence } from "../test/support/memory-persistence.ts";
 import { startBareServer } from "./bare-server.ts";
+import { type HeapActivity, watchHeap } from "./heap-activity.ts";
 
 /** What the parent asks the child to host. */
 export interface ChildSpec {
@@ -21,7 +27,7 @@ export interface ChildSpec {
   persistence?: "store" | "memory";
 }
 
-export type ChildRequest = { id: number; type: "stats" | "gc" | "close" | "histories" };
+export type ChildRequest = { id: number; type: "stats" | "gc" | "close" | "histories" | "heap-start" | "heap-stop" | "profile-start" | "profile-stop" };
 export type ChildReply =
   | { type: "listening"; url: string }
   | { type: "failed"; error: string }
@@ -30,6 +36,8 @@ export type ChildReply =
       type: "stats";
       cpuUserUs: number;
       cpuSystemUs: number;
+      /** The main thread's own CPU time (user + system), µs: the rest is the database thread, V8's helpers and libuv's pool. */
+      mainThreadCpuUs: number;
       heapUsed: number;
       heapTotal: number;
       /** Bytes V8 gives its young generation (new space). */
@@ -41,6 +49,9 @@ export type ChildReply =
       loopDelayMaxMs: number;
     }
   | { id: number; type: "done" }
+  | ({ id: number; type: "heap" } & HeapActivity)
+  /** The `.cpuprofile` written by `profile-stop`. */
+  | { id: number; type: "profile"; path: string }
   /** The live sessions' histories as JSON (what the store keeps of them), bytes in all. */
   | { id: number; type: "histories"; bytes: number };
 
@@ -77,6 +88,8 @@ async function main(): Promise<void> {
     };
   }
 
+  let stopHeapWatch: (() => HeapActivity) | undefined;
+  let profiler: InspectorSession | undefined;
   const loopDelay = monitorEventLoopDelay({ resolution: 5 });
   loopDelay.enable();
   process.on("message", (message: ChildRequest) => {
@@ -84,12 +97,14 @@ async function main(): Promise<void> {
       switch (message.type) {
         case "stats": {
           const cpu = process.cpuUsage();
+          const thread = process.threadCpuUsage();
           const mem = process.memoryUsage();
           send({
             id: message.id,
             type: "stats",
             cpuUserUs: cpu.user,
             cpuSystemUs: cpu.system,
+            mainThreadCpuUs: thread.user + thread.system,
             heapUsed: mem.heapUsed,
             heapTotal: mem.heapTotal,
             youngTotal: getHeapSpaceStatistics().find((space) => space.space_name === "new_space")?.space_size ?? 0,
@@ -104,6 +119,32 @@ async function main(): Promise<void> {
         case "histories":
           send({ id: message.id, type: "histories", bytes: await histories() });
           return;
+        case "heap-start":
+          stopHeapWatch = watchHeap();
+          send({ id: message.id, type: "done" });
+          return;
+        case "heap-stop": {
+          const activity = stopHeapWatch?.() ?? { allocatedBytes: 0, survivedBytes: 0, scavenges: 0, fullCollections: 0, pauseMs: 0 };
+          stopHeapWatch = undefined;
+          send({ id: message.id, type: "heap", ...activity });
+          return;
+        }
+        case "profile-start":
+          profiler = new InspectorSession();
+          profiler.connect();
+          await profiler.post("Profiler.enable");
+          await profiler.post("Profiler.start");
+          send({ id: message.id, type: "done" });
+          return;
+        case "profile-stop": {
+          const path = join(tmpdir(), `roz-bench-${process.pid}-${Date.now()}.cpuprofile`);
+          const result = await profiler?.post("Profiler.stop");
+          profiler?.disconnect();
+          profiler = undefined;
+          await writeFile(path, JSON.stringify(result?.profile ?? { nodes: [], samples: [], timeDeltas: [] }));
+          send({ id: message.id, type: "profile", path });
+          return;
+        }
         case "gc":
           globalThis.gc?.();
           globalThis.gc?.();
@@ -113,7 +154,6 @@ async function main(): Promise<void> {
           await close();
           send({ id: message.id, type: "done" });
           process.disconnect?.();
-          // Exit normally (not by a signal) so that --cpu-prof writes its file.
           process.exit(0);
       }
     })();

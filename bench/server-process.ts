@@ -1,15 +1,14 @@
 /**
  * Starts a benchmark server (ours or the bare baseline) in a child process and talks to
  * it: RSS from /proc/<pid>/status, CPU time and GC over IPC, a graceful close that is
- * turned into SIGKILL when it hangs. With `profile`, the child runs under `--cpu-prof`
- * and `close()` returns the profile's path.
+ * turned into SIGKILL when it hangs; the heap's activity and a CPU profile over a stretch
+ * the caller chooses.
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { readFile } from "node:fs/promises";
-import { readdirSync } from "node:fs";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { serverNodeFlags } from "../test/support/server.ts";
+import type { HeapActivity } from "./heap-activity.ts";
 import type { ChildReply, ChildRequest, ChildSpec } from "./server-child.ts";
 import { tempDir, within } from "./support.ts";
 
@@ -33,6 +32,8 @@ export const benchServerDefaults: Record<string, string> = {
 export interface CpuStats {
   /** User + system CPU time of the child so far, in microseconds. */
   cpuUs: number;
+  /** The main thread's share of `cpuUs`. */
+  mainThreadCpuUs: number;
   heapUsed: number;
   heapTotal: number;
   /** Bytes V8 gives its young generation. */
@@ -54,7 +55,13 @@ export interface ServerProcess {
   histories(): Promise<number>;
   /** Runs the child's GC twice (it runs with --expose-gc). */
   gc(): Promise<void>;
-  /** Closes the server and waits for the child to exit; resolves with the CPU profile path if profiling. */
+  /** Starts watching the heap (see heap-activity.ts); `heapStop` reports what it did since. */
+  heapStart(): Promise<void>;
+  heapStop(): Promise<HeapActivity>;
+  /** Starts a CPU profile; `profileStop` writes it and resolves with its path. */
+  profileStart(): Promise<void>;
+  profileStop(): Promise<string>;
+  /** Closes the server and waits for the child to exit; resolves with the CPU profile's path when started with `profile`. */
   close(): Promise<string | undefined>;
 }
 
@@ -76,16 +83,15 @@ const childPath = fileURLToPath(new URL("./server-child.ts", import.meta.url));
  * Forks the child with `spec` (our server gets a temporary ROZ_DATA_DIR and the defaults
  * above, then `spec.env`) and resolves once it listens.
  */
+/** `profile`: the whole life of the server is profiled (from listening to `close`). */
 export async function startServerProcess(spec: ChildSpec, options: { profile?: boolean } = {}): Promise<ServerProcess> {
   const data = await tempDir("roz-bench-data-");
-  const profileDir = options.profile ? await tempDir("roz-bench-prof-") : undefined;
   const full: ChildSpec = { ...spec, env: { ...benchServerDefaults, ROZ_DATA_DIR: data.path, ...spec.env, ...extraServerEnv() } };
   const child: ChildProcess = fork(childPath, [], {
     execArgv: [
       // As `npm start` launches roz; ROZ_BENCH_SERVER_FLAGS come after and win.
       ...serverNodeFlags,
       "--expose-gc",
-      ...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir.path}`] : []),
       ...(process.env.ROZ_BENCH_SERVER_FLAGS?.split(/\s+/).filter(Boolean) ?? []),
     ],
     env: { PATH: process.env.PATH ?? "", ROZ_BENCH_SPEC: JSON.stringify(full) },
@@ -131,7 +137,7 @@ export async function startServerProcess(spec: ChildSpec, options: { profile?: b
     throw err;
   }
 
-  return {
+  const server: ServerProcess = {
     url,
     pid: child.pid as number,
     async rss() {
@@ -144,6 +150,7 @@ export async function startServerProcess(spec: ChildSpec, options: { profile?: b
       if (r.type !== "stats") throw new Error("unexpected reply");
       return {
         cpuUs: r.cpuUserUs + r.cpuSystemUs,
+        mainThreadCpuUs: r.mainThreadCpuUs,
         heapUsed: r.heapUsed,
         heapTotal: r.heapTotal,
         youngTotal: r.youngTotal,
@@ -161,7 +168,25 @@ export async function startServerProcess(spec: ChildSpec, options: { profile?: b
     async gc() {
       await ask("gc");
     },
+    async heapStart() {
+      await ask("heap-start");
+    },
+    async heapStop() {
+      const r = await ask("heap-stop");
+      if (r.type !== "heap") throw new Error("unexpected reply");
+      const { id: _id, type: _type, ...activity } = r;
+      return activity;
+    },
+    async profileStart() {
+      await ask("profile-start");
+    },
+    async profileStop() {
+      const r = await ask("profile-stop", 60_000);
+      if (r.type !== "profile") throw new Error("unexpected reply");
+      return r.path;
+    },
     async close() {
+      const profile = options.profile ? await server.profileStop().catch(() => undefined) : undefined;
       try {
         await ask("close", 20_000);
         await within(exited, 10_000, "bench server exit");
@@ -169,9 +194,9 @@ export async function startServerProcess(spec: ChildSpec, options: { profile?: b
         // A hang at close must not hang the benchmark; the numbers are already taken.
       }
       await kill();
-      if (!profileDir) return undefined;
-      const file = readdirSync(profileDir.path).find((f) => f.endsWith(".cpuprofile"));
-      return file ? join(profileDir.path, file) : undefined;
+      return profile;
     },
   };
+  if (options.profile) await server.profileStart();
+  return server;
 }
