@@ -44,7 +44,16 @@ const WARM_UP = { sessions: 100, seconds: 3 };
 
 /** One round of one load: both contenders' figures and the paired difference. */
 interface Round {
-  ours: { p50: number; p99: number; cpuUsPerDelta: number; mainThreadShare: number; cores: number; loopP99Ms: number; clientLoopP99Ms: number; heap: PerDelta<HeapActivity> };
+  ours: {
+    p50: number;
+    p99: number;
+    cpuUsPerDelta: number;
+    mainThreadShare: number;
+    cores: number;
+    loopP99Ms: number;
+    clientLoopP99Ms: number;
+    heap: PerDelta<HeapActivity>;
+  };
   direct: { p50: number; p99: number; clientLoopP99Ms: number };
   bare: { p50: number; p99: number; cpuUsPerDelta: number; mainThreadShare: number; heap: PerDelta<HeapActivity> };
   added: { p50: number; p99: number; pairs: number };
@@ -76,7 +85,11 @@ interface Rig extends LoadRig {
 
 const NO_HEAP: HeapActivity = { allocatedBytes: 0, survivedBytes: 0, scavenges: 0, fullCollections: 0, pauseMs: 0 };
 
-async function measure(rig: Rig, load: Load, contender: Contender): Promise<{ run: RunResult; cpuUs: number; mainThreadCpuUs: number; wallMs: number; loopP99Ms: number; heap: HeapActivity }> {
+async function measure(
+  rig: Rig,
+  load: Load,
+  contender: Contender,
+): Promise<{ run: RunResult; cpuUs: number; mainThreadCpuUs: number; wallMs: number; loopP99Ms: number; heap: HeapActivity }> {
   // `direct` has no server of ours: its figures come from the idle server and mean nothing.
   const server = contender === "bare" ? rig.bare : rig.server;
   let heap = NO_HEAP;
@@ -90,7 +103,14 @@ async function measure(rig: Rig, load: Load, contender: Contender): Promise<{ ru
     return stats;
   };
   const { run, wallMs, before, after } = await runLoad(rig, load, contender, server.url, sample);
-  return { run, cpuUs: after.cpuUs - before.cpuUs, mainThreadCpuUs: after.mainThreadCpuUs - before.mainThreadCpuUs, wallMs, loopP99Ms: after.loopDelayP99Ms, heap };
+  return {
+    run,
+    cpuUs: after.cpuUs - before.cpuUs,
+    mainThreadCpuUs: after.mainThreadCpuUs - before.mainThreadCpuUs,
+    wallMs,
+    loopP99Ms: after.loopDelayP99Ms,
+    heap,
+  };
 }
 
 const CONTENDERS: Contender[] = ["ours", "direct", "bare"];
@@ -131,7 +151,11 @@ function curveRows(point: CurvePoint): Row[] {
   const label = `${point.sessions}x${point.rate}/s`;
   const at = (of: (r: Round) => number) => overRounds(point.rounds, of);
   const addedTarget =
-    point.sessions === ADDED_P99_TARGET_SESSIONS ? ADDED_P99_TARGET_MS : point.sessions === ADDED_P99_BARE_SESSIONS ? ADDED_P99_BARE_FACTOR * at((r) => r.bare.p99).median : undefined;
+    point.sessions === ADDED_P99_TARGET_SESSIONS
+      ? ADDED_P99_TARGET_MS
+      : point.sessions === ADDED_P99_BARE_SESSIONS
+        ? ADDED_P99_BARE_FACTOR * at((r) => r.bare.p99).median
+        : undefined;
   const added99 = at((r) => r.added.p99);
   const added50 = at((r) => r.added.p50);
   const cpu = at((r) => r.ours.cpuUsPerDelta);
