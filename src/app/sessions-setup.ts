@@ -1,7 +1,7 @@
 import { setTimeout as delay } from "node:timers/promises";
 import type { FastifyBaseLogger } from "fastify";
 import type { ModelCatalog } from "../models/index.ts";
-import { encodeResponse } from "../rpc/index.ts";
+import { decodeDeltaResponse, encodeResponse } from "../rpc/index.ts";
 import {
   ConversationControl,
   type SessionDeps,
@@ -87,6 +87,7 @@ export function createSessions(setup: SessionsSetup): Sessions {
     startTimeoutMs: config.startTimeoutMs,
     spend: (session) => setup.spend.gate(session),
     encodeEvent: encodeResponse,
+    decodeDelta: decodeDeltaResponse,
     memoryEvents: Math.max(1, Math.min(config.eventRetention, MEMORY_EVENTS)),
   };
   const registry = new SessionRegistry();

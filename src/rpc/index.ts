@@ -3,7 +3,7 @@ export { createMcpServerService } from "./mcp-server-service.ts";
 export { AtCapRefusals, type CannedResponse } from "./at-cap-refusals.ts";
 export { toConnectError } from "./connect-errors.ts";
 export { conversationJson } from "./conversation-json.ts";
-export { encodeResponse } from "./response-writer.ts";
+export { decodeDeltaResponse, encodeResponse } from "./response-writer.ts";
 export { responseToWire, usageToWire, ruleToWire } from "./to-wire.ts";
 export { rawRequestKey, type RawRequestInfo, type ResponseBody, type RpcAuthenticator } from "./context-values.ts";
 export { COMPRESS_MIN_BYTES } from "./envelope-writer.ts";

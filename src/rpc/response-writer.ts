@@ -1,6 +1,6 @@
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
-import type { OutgoingEvent, SequencedEvent } from "../session/index.ts";
+import type { OutgoingEvent, SequencedEvent, SessionEvent } from "../session/index.ts";
 import { type SessionResponse, SessionResponseSchema } from "../gen/roz/v1/agent_pb.js";
 import type { EventFormat } from "./event-format.ts";
 import { createResponseEncoder } from "./responses.ts";
@@ -16,6 +16,14 @@ const NO_FLAT_RESPONSE = new Uint8Array(0);
 export function encodeResponse(event: SequencedEvent): Uint8Array {
   if (event.event.type === "session_completed") return NO_FLAT_RESPONSE;
   return toBinary(SessionResponseSchema, responseToWire(event));
+}
+
+/** The delta event whose flat response `bytes` holds (the session's log keeps deltas as bytes only); undefined for any other response. */
+export function decodeDeltaResponse(bytes: Uint8Array): SessionEvent | undefined {
+  const { response } = fromBinary(SessionResponseSchema, bytes);
+  if (response.case === "textDelta") return { type: "text_delta", messageId: response.value.messageId, text: response.value.content };
+  if (response.case === "thinkingDelta") return { type: "thinking_delta", messageId: response.value.messageId, text: response.value.content };
+  return undefined;
 }
 
 /** Reads the varint at the start of `bytes`: its value and length. */

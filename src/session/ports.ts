@@ -184,6 +184,8 @@ export interface SessionDeps {
   metrics: SessionMetrics;
   /** Encodes a kept response once: the same bytes go to the event log, the store and binary wires. */
   encodeEvent(event: SequencedEvent): Uint8Array;
+  /** The delta event of bytes `encodeEvent` made of a delta (the memory log keeps deltas as bytes only); absent: it keeps their objects. */
+  decodeDelta?: (bytes: Uint8Array) => SessionEvent | undefined;
   /** Kept responses a live session holds in memory for re-attaching; older ones come from the store. */
   memoryEvents: number;
   /** May this principal start another session now? (per-key rate limit) */

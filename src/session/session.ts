@@ -79,7 +79,7 @@ export class Session {
     this.model = init.model;
     this.agent = agent;
     this.#deps = deps;
-    this.#log = new EventLog(deps.memoryEvents, (init.lastSeq ?? 0) + 1);
+    this.#log = new EventLog(deps.memoryEvents, (init.lastSeq ?? 0) + 1, { sessionId: id, ...(deps.decodeDelta ? { decodeDelta: deps.decodeDelta } : {}) });
     this.#waits = new ClientWaits(() => agent.cancelTurn("the client closed its request stream"));
     this.#sequencer = new Sequencer({
       sessionId: id,

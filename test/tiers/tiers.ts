@@ -52,6 +52,7 @@ export const tiers: readonly Tier[] = [
       "test/session/context.test.ts",
       "test/session/conversation-control.test.ts",
       "test/session/deltas.test.ts",
+      "test/session/event-log.test.ts",
       "test/session/fork.test.ts",
       "test/session/leak.test.ts",
       "test/session/lifecycle.test.ts",
