@@ -25,15 +25,13 @@ const TURN_SCRIPT = `script: ${JSON.stringify({
 })}`;
 
 /** One minute of the run: turns completed in it and the server's memory at its end. */
-interface Minute {
+interface Minute extends Memory {
   latencies: number[];
   errors: number;
   seconds: number;
-  rss: number;
-  heap: number;
 }
 
-const newMinute = (): Minute => ({ latencies: [], errors: 0, seconds: 0, rss: 0, heap: 0 });
+const newMinute = (): Minute => ({ latencies: [], errors: 0, seconds: 0, rss: 0, heap: 0, heapTotal: 0, external: 0 });
 const mb = (bytes: number): string => `${fmt(bytes / 2 ** 20)} MB`;
 
 /** One session's closed loop until `deadline`: a failed turn is counted and the session replaced. Resolves with its stream. */
@@ -58,10 +56,21 @@ async function soakSession(client: AgentClient, deadline: number, minute: () => 
   return stream;
 }
 
-/** The server's memory: RSS from /proc, heap from the child. */
-async function memory(server: ServerProcess): Promise<{ rss: number; heap: number }> {
-  return { rss: await server.rss(), heap: (await server.stats()).heapUsed };
+/** The server's memory: RSS from /proc; from the child, its JS heap (used, and what V8 holds for it) and external memory (array buffers and other native memory V8 knows of). */
+interface Memory {
+  rss: number;
+  heap: number;
+  heapTotal: number;
+  external: number;
 }
+
+async function memory(server: ServerProcess): Promise<Memory> {
+  const stats = await server.stats();
+  return { rss: await server.rss(), heap: stats.heapUsed, heapTotal: stats.heapTotal, external: stats.external };
+}
+
+/** RSS and the heap's figures, as the rows print them. */
+const memoryNote = (m: Memory): string => `RSS ${mb(m.rss)}, heap ${mb(m.heap)} of ${mb(m.heapTotal)} held, external ${mb(m.external)}`;
 
 /** Runs the section and returns its table rows. */
 export async function runSoak(options: BenchOptions): Promise<Row[]> {
@@ -79,7 +88,7 @@ export async function runSoak(options: BenchOptions): Promise<Row[]> {
     await Promise.all(warm.map((stream) => finish(stream)));
     await sleep(5000);
     const baseline = await memory(server);
-    progress(`soak: baseline RSS ${mb(baseline.rss)}, heap ${mb(baseline.heap)}; ${sessions} sessions for ${durationMs / MINUTE_MS} min`);
+    progress(`soak: baseline ${memoryNote(baseline)}; ${sessions} sessions for ${durationMs / MINUTE_MS} min`);
 
     const started = now();
     const deadline = started + durationMs;
@@ -95,7 +104,7 @@ export async function runSoak(options: BenchOptions): Promise<Row[]> {
       const s = summarize(done.latencies);
       progress(
         `soak: minute ${minutes.length}: ${fmt(done.latencies.length / done.seconds)} turns/s, p50 ${fmt(s.p50)} ms, p99 ${fmt(s.p99)} ms, ` +
-          `RSS ${mb(done.rss)}, heap ${mb(done.heap)}, ${done.errors} errors`,
+          `${memoryNote(done)}, ${done.errors} errors`,
       );
     };
     const sampler = async (): Promise<void> => {
@@ -128,9 +137,9 @@ interface SoakFigures {
   sessions: number;
   durationMs: number;
   minutes: Minute[];
-  baseline: { rss: number; heap: number };
-  loaded: { rss: number; heap: number };
-  after: { rss: number; heap: number };
+  baseline: Memory;
+  loaded: Memory;
+  after: Memory;
   historyBytes: number;
 }
 
@@ -142,7 +151,7 @@ function soakRows(f: SoakFigures): Row[] {
       metric: `minute ${i + 1}`,
       measured: `${fmt(rate)} turns/s`,
       value: rate,
-      note: `p50 ${fmt(s.p50)} ms, p99 ${fmt(s.p99)} ms, RSS ${mb(m.rss)}, heap ${mb(m.heap)}${m.errors > 0 ? `, ${m.errors} errors` : ""}`,
+      note: `p50 ${fmt(s.p50)} ms, p99 ${fmt(s.p99)} ms, ${memoryNote(m)}${m.errors > 0 ? `, ${m.errors} errors` : ""}`,
     };
   });
   const first = f.minutes[0];
@@ -176,7 +185,7 @@ function soakRows(f: SoakFigures): Row[] {
     target: `within ${AFTER_END_TARGET * 100} %`,
     measured: `${back >= 0 ? "+" : ""}${fmt(back * 100)} %`,
     ok: back <= AFTER_END_TARGET,
-    note: `${mb(f.after.rss)} (baseline ${mb(f.baseline.rss)}); heap ${mb(f.after.heap)} (baseline ${mb(f.baseline.heap)}, at the end of the load ${mb(f.loaded.heap)})`,
+    note: `after: ${memoryNote(f.after)}; baseline: ${memoryNote(f.baseline)}; at the end of the load: heap ${mb(f.loaded.heap)} of ${mb(f.loaded.heapTotal)}`,
   });
   return rows;
 }

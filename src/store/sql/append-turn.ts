@@ -104,7 +104,7 @@ export function appendTurnRepo({ db, now }: StoreContext): Pick<TranscriptStore,
             record.toolCalls.map((c, i) => [sessionId, seq, ...toolCallValues(i, c)]),
           );
           // The turn's events share its transaction: a replay never shows a turn the store lacks.
-          await insertEvents(tx, sessionId, events, at);
+          await insertEvents(tx, db.dialect, sessionId, events, at);
           await indexText(tx, db.dialect, sessionId, seq, turnText(record));
           await writeMessageRows(tx, sessionId, messages);
           return seq;

@@ -1,5 +1,5 @@
 import type { EventStore, NewSessionEvent, SessionEvent } from "../types.ts";
-import type { Sql, SqlRow } from "./database.ts";
+import type { Dialect, Sql, SqlRow } from "./database.ts";
 import type { StoreContext } from "./context.ts";
 import { insertRows } from "./insert-rows.ts";
 import { conflictAs } from "./rows.ts";
@@ -10,11 +10,35 @@ const DEFAULT_READ_LIMIT = 1000;
 export const EVENT_SEQ_CONFLICT = "an event with this sequence number is already stored";
 
 /**
+ * SQLite: a batch of events as one statement of constant text (prepared once) with four
+ * parameters: the payloads joined into one blob, and a JSON list of `[seq, offset, length]`
+ * cutting it up (`substr` counts bytes in a blob, from 1).
+ */
+const SQLITE_INSERT_EVENTS = `INSERT INTO session_events (session_id, seq, payload, created_at)
+SELECT ?, j.value ->> 0, substr(?, j.value ->> 1, j.value ->> 2), ? FROM json_each(?) AS j`;
+
+function sqliteEventParams(sessionId: string, events: readonly NewSessionEvent[], at: number): [string, Uint8Array, number, string] {
+  const blob = Buffer.concat(events.map((e) => e.payload));
+  const cuts: [number, number, number][] = [];
+  let offset = 1;
+  for (const e of events) {
+    cuts.push([e.seq, offset, e.payload.length]);
+    offset += e.payload.length;
+  }
+  return [sessionId, blob, at, JSON.stringify(cuts)];
+}
+
+/**
  * Inserts a session's events, all stamped `at`; call it inside a transaction (a repeated
  * seq is a unique violation, which the caller maps with `conflictAs(…, EVENT_SEQ_CONFLICT, …)`).
  */
-export function insertEvents(tx: Sql, sessionId: string, events: readonly NewSessionEvent[], at: number): Promise<void> {
-  return insertRows(
+export async function insertEvents(tx: Sql, dialect: Dialect, sessionId: string, events: readonly NewSessionEvent[], at: number): Promise<void> {
+  if (events.length === 0) return;
+  if (dialect.name === "sqlite") {
+    await tx.run(SQLITE_INSERT_EVENTS, sqliteEventParams(sessionId, events, at));
+    return;
+  }
+  await insertRows(
     tx,
     "session_events",
     ["session_id", "seq", "payload", "created_at"],
@@ -34,7 +58,7 @@ export function eventRepo({ db, now, retention }: StoreContext): EventStore {
       return conflictAs(db.dialect, EVENT_SEQ_CONFLICT, () =>
         db.transaction(async (tx) => {
           if (!(await ownsSession(tx, tenantId, sessionId))) return false;
-          await insertEvents(tx, sessionId, events, now());
+          await insertEvents(tx, db.dialect, sessionId, events, now());
           return true;
         }),
       );
