@@ -14,6 +14,9 @@ import { type BenchOptions, fmt, mapLimit, now, pick, progress, type Row, ratio,
 const MINUTE_MS = 60_000;
 /** How long the server idles after every session ended before its memory is read again. */
 const AFTER_END_MS = 120_000;
+/** After that, RSS is still watched (every `RSS_POLL_MS`) up to this long, to say when it came back. */
+const WATCH_END_MS = 180_000;
+const RSS_POLL_MS = 5000;
 const P50_RATIO_TARGET = 1.2;
 const GROWTH_TARGET_KB = 100;
 const AFTER_END_TARGET = 0.25;
@@ -122,15 +125,33 @@ export async function runSoak(options: BenchOptions): Promise<Row[]> {
 
     await mapLimit(streams.length, 200, (i) => finish(streams[i] as BenchStream));
     while ((await server.stats()).sessions > 0) await sleep(500);
-    progress(`soak: every session ended; idling ${AFTER_END_MS / 1000} s`);
-    await sleep(AFTER_END_MS);
-    const after = await memory(server);
-    return soakRows({ sessions, durationMs, minutes, baseline, loaded, after, historyBytes });
+    progress(`soak: every session ended; idling ${AFTER_END_MS / 1000} s (RSS watched for up to ${WATCH_END_MS / 1000} s)`);
+    const { after, backAfterMs } = await watchAfterEnd(server, baseline.rss);
+    return soakRows({ sessions, durationMs, minutes, baseline, loaded, after, historyBytes, backAfterMs });
   } finally {
     conn.close();
     const profile = await server.close();
     if (profile) summarizeProfile(profile, "soak: our server");
   }
+}
+
+/**
+ * Idles the server after its sessions ended: its memory at AFTER_END_MS, and when RSS first
+ * came back within the target of `baselineRss` (undefined: not within WATCH_END_MS).
+ */
+async function watchAfterEnd(server: ServerProcess, baselineRss: number): Promise<{ after: Memory; backAfterMs: number | undefined }> {
+  const ended = now();
+  let backAfterMs: number | undefined;
+  let after: Memory | undefined;
+  while (now() - ended < WATCH_END_MS && (after === undefined || backAfterMs === undefined)) {
+    // Until AFTER_END_MS, wake at it too.
+    const untilAfter = ended + AFTER_END_MS - now();
+    await sleep(after === undefined && untilAfter > 0 ? Math.min(RSS_POLL_MS, untilAfter) : RSS_POLL_MS);
+    const elapsed = now() - ended;
+    if (after === undefined && elapsed >= AFTER_END_MS) after = await memory(server);
+    if (backAfterMs === undefined && (await server.rss()) <= baselineRss * (1 + AFTER_END_TARGET)) backAfterMs = elapsed;
+  }
+  return { after: after ?? (await memory(server)), backAfterMs };
 }
 
 interface SoakFigures {
@@ -141,6 +162,7 @@ interface SoakFigures {
   loaded: Memory;
   after: Memory;
   historyBytes: number;
+  backAfterMs: number | undefined;
 }
 
 function soakRows(f: SoakFigures): Row[] {
@@ -186,6 +208,11 @@ function soakRows(f: SoakFigures): Row[] {
     measured: `${back >= 0 ? "+" : ""}${fmt(back * 100)} %`,
     ok: back <= AFTER_END_TARGET,
     note: `after: ${memoryNote(f.after)}; baseline: ${memoryNote(f.baseline)}; at the end of the load: heap ${mb(f.loaded.heap)} of ${mb(f.loaded.heapTotal)}`,
+  });
+  rows.push({
+    metric: `RSS back within ${AFTER_END_TARGET * 100} % of baseline, after`,
+    measured: f.backAfterMs === undefined ? `> ${WATCH_END_MS / 1000} s` : `${fmt(f.backAfterMs / 1000)} s`,
+    note: "after every session ended, RSS read every 5 s (V8 gives its freed pages back on its own schedule)",
   });
   return rows;
 }
