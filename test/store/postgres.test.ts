@@ -1,7 +1,9 @@
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { openStore, type StoreSettings } from "../../src/store/index.ts";
+import { PostgresDatabase } from "../../src/store/postgres/database.ts";
 import { postgresForTests } from "../support/postgres.ts";
+import { batchBehaviour } from "./batch.ts";
 import { defineStoreConformance } from "./conformance.ts";
 
 const server = await postgresForTests();
@@ -32,6 +34,8 @@ if (server === undefined) {
   });
 
   describe("postgres specifics", () => {
+    batchBehaviour(async () => new PostgresDatabase(await server.createDatabase()));
+
     it("openStore chooses PostgreSQL when a database URL is set", async () => {
       const store = await openStore({ dataDir: "/nonexistent-unused", databaseUrl: await server.createDatabase() });
       expect(store.kind).toBe("postgres");

@@ -5,6 +5,7 @@ import { DatabaseSync } from "node:sqlite";
 import { afterAll, describe, expect, it } from "vitest";
 import { openSqliteStore, openStore, SQLITE_FILE_NAME, type StoreSettings } from "../../src/store/index.ts";
 import { SqliteDatabase } from "../../src/store/sqlite/database.ts";
+import { batchBehaviour } from "./batch.ts";
 import { defineStoreConformance } from "./conformance.ts";
 
 const root = mkdtempSync(join(tmpdir(), "roz-store-sqlite-"));
@@ -25,6 +26,8 @@ defineStoreConformance("sqlite", {
 });
 
 describe("sqlite specifics", () => {
+  batchBehaviour(() => SqliteDatabase.open(join(mkdtempSync(join(root, "batch-")), "x.db")));
+
   it("creates the data directory on first start, with WAL journaling", async () => {
     const dataDir = join(root, "fresh", "nested", "data");
     const store = await openStore({ dataDir });

@@ -1,7 +1,7 @@
 import pg from "pg";
 import { TextParts, textPartsUtf8 } from "../../domain/index.ts";
 import { RozError } from "../../errors/index.ts";
-import type { Dialect, Sql, SqlConnection, SqlDatabase, SqlRow, SqlValue } from "../sql/database.ts";
+import type { Dialect, Sql, SqlConnection, SqlDatabase, SqlRow, SqlValue, SqlStatement } from "../sql/database.ts";
 
 /** Advisory lock id held while migrating ("roz" in ASCII), so nodes starting together take turns. */
 const MIGRATION_LOCK_ID = 0x726f7a;
@@ -129,6 +129,14 @@ export class PostgresDatabase implements SqlDatabase {
 
   transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
     return this.#withClient((client) => this.#transactionOn(client, fn));
+  }
+
+  batch(statements: readonly SqlStatement[]): Promise<number[]> {
+    return this.transaction(async (tx) => {
+      const changes: number[] = [];
+      for (const { sql, params } of statements) changes.push(await tx.run(sql, params));
+      return changes;
+    });
   }
 
   /** A session-level advisory lock on a dedicated connection, held until `fn` settles. */

@@ -45,6 +45,18 @@ async function sessionBudget(q: Sql, tenantId: string, sessionId: string): Promi
   return row === undefined ? {} : lowerBudget(budgetOf(row.budget), budgetOf(row.environment_budget));
 }
 
+/** Both kinds of limit in one read: the tenant's monthly ones, the session's and its environment's budgets. */
+async function anyLimits(q: Sql, tenantId: string, sessionId: string | undefined): Promise<boolean> {
+  const row = await q.get(
+    `SELECT tb.monthly_tokens, tb.monthly_cost_usd, s.budget, e.budget AS environment_budget FROM (SELECT 1 AS one) AS x
+     LEFT JOIN tenant_budgets tb ON tb.tenant_id = ?
+     LEFT JOIN sessions s ON s.id = ? AND s.tenant_id = ?
+     LEFT JOIN environments e ON e.id = s.environment_id AND e.tenant_id = s.tenant_id`,
+    [tenantId, sessionId ?? null, tenantId],
+  );
+  return [row?.monthly_tokens, row?.monthly_cost_usd, row?.budget, row?.environment_budget].some((v) => v !== null && v !== undefined);
+}
+
 /** What admitted, unsettled calls hold (`where`: of the tenant's month, or of one session). */
 async function held(q: Sql, where: string, params: SqlValue[]): Promise<Spent> {
   return spentOf(await q.get(`SELECT COALESCE(SUM(tokens), 0) AS tokens, COALESCE(SUM(cost_usd), 0) AS cost_usd FROM spend_holds WHERE ${where}`, params));
@@ -78,9 +90,11 @@ export function spendRepo({ db, now }: StoreContext): SpendStore {
       return spentOf(await db.get("SELECT tokens, cost_usd FROM tenant_spend WHERE tenant_id = ? AND month = ?", [tenantId, month]));
     },
 
-    admitSpend(request, at = now()) {
+    async admitSpend(request, at = now()) {
       const { tenantId, sessionId } = request;
       const month = monthOf(at);
+      // Most calls meet no limit at all: one read says so, without a transaction.
+      if (!(await anyLimits(db, tenantId, sessionId))) return { admitted: true, month };
       return db.transaction(async (tx) => {
         const tenantLimits = await monthlyBudget(tx, tenantId);
         const sessionLimits = sessionId === undefined ? {} : await sessionBudget(tx, tenantId, sessionId);
@@ -123,18 +137,18 @@ export function spendRepo({ db, now }: StoreContext): SpendStore {
       const tokens = Math.max(0, Math.round(spent.tokens));
       const costUsd = Math.max(0, spent.costUsd);
       if (tokens === 0 && costUsd === 0 && holdId === undefined) return;
-      await db.transaction(async (tx) => {
-        await tx.run(BUMP_MONTH, [tenantId, month, tokens, costUsd]);
-        if (sessionId !== undefined) {
-          await tx.run("UPDATE sessions SET spent_tokens = spent_tokens + ?, spent_cost_usd = spent_cost_usd + ? WHERE id = ? AND tenant_id = ?", [
-            tokens,
-            costUsd,
-            sessionId,
-            tenantId,
-          ]);
-        }
-        if (holdId !== undefined) await tx.run("DELETE FROM spend_holds WHERE id = ?", [holdId]);
-      });
+      await db.batch([
+        { sql: BUMP_MONTH, params: [tenantId, month, tokens, costUsd] },
+        ...(sessionId !== undefined
+          ? [
+              {
+                sql: "UPDATE sessions SET spent_tokens = spent_tokens + ?, spent_cost_usd = spent_cost_usd + ? WHERE id = ? AND tenant_id = ?",
+                params: [tokens, costUsd, sessionId, tenantId],
+              },
+            ]
+          : []),
+        ...(holdId !== undefined ? [{ sql: "DELETE FROM spend_holds WHERE id = ?", params: [holdId] }] : []),
+      ]);
     },
   };
 }

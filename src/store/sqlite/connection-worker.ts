@@ -89,7 +89,21 @@ function runStatement(op: StatementOp, sql: string, params: SQLInputValue[]): un
   }
 }
 
+/** A batch's statements in one transaction: committed when all ran, else rolled back and the error rethrown. */
+function runBatch(statements: NonNullable<SqliteRequest["statements"]>): number[] {
+  db.exec("BEGIN IMMEDIATE");
+  try {
+    const changes = statements.map((s) => runStatement("run", s.sql, s.params.map(unpackValue) as SQLInputValue[]) as number);
+    db.exec("COMMIT");
+    return changes;
+  } catch (err) {
+    if (db.isTransaction) db.exec("ROLLBACK");
+    throw err;
+  }
+}
+
 function run(request: SqliteRequest): unknown {
+  if (request.op === "batch") return runBatch(request.statements ?? []);
   if (request.begin) db.exec("BEGIN IMMEDIATE");
   switch (request.op) {
     case "exec":

@@ -1,6 +1,6 @@
 import { Worker } from "node:worker_threads";
 import { RozError } from "../../errors/index.ts";
-import type { Dialect, Sql, SqlConnection, SqlDatabase, SqlRow, SqlValue } from "../sql/database.ts";
+import type { Dialect, Sql, SqlConnection, SqlDatabase, SqlRow, SqlStatement, SqlValue } from "../sql/database.ts";
 import {
   packValue,
   type SqliteFailure,
@@ -27,6 +27,9 @@ export const sqliteDialect: Dialect = {
 };
 
 const workerUrl = new URL("./connection-worker.ts", import.meta.url);
+
+/** Statement values ready to post (`undefined` is NULL). */
+const packAll = (params: readonly SqlValue[]): unknown[] => params.map((v) => packValue(v === undefined ? null : v));
 
 /** The error a statement threw in the connection's thread, with SQLite's codes kept. */
 function sqliteError(failure: SqliteFailure): Error {
@@ -126,6 +129,12 @@ export class SqliteDatabase implements SqlDatabase {
     });
   }
 
+  batch(statements: readonly SqlStatement[]): Promise<number[]> {
+    if (statements.length === 0) return Promise.resolve([]);
+    const packed = statements.map(({ sql, params = [] }) => ({ sql, params: packAll(params) }));
+    return this.#exclusive(() => this.#post({ op: "batch", sql: "", statements: packed }) as Promise<number[]>);
+  }
+
   /** Each migration's `BEGIN IMMEDIATE` is the cross-process lock here; nothing more to take. */
   withMigrationLock<T>(fn: (conn: SqlConnection) => Promise<T>): Promise<T> {
     return fn(this);
@@ -152,15 +161,21 @@ export class SqliteDatabase implements SqlDatabase {
     return new RozError("unavailable", `store is unavailable: ${this.#lost?.message ?? "the database thread is gone"}`);
   }
 
-  /** One request to the connection's thread; the thread keeps the process alive only while one is pending. */
+  /** One statement (or `exec`, `rollback`, `close`) for the connection's thread; a pending BEGIN goes with it. */
   #call(op: SqliteOp, sql: string, params: readonly SqlValue[] = []): Promise<unknown> {
-    if (this.#lost !== undefined) return Promise.reject(this.#unavailable());
-    const id = this.#nextId++;
-    const request: SqliteRequest = { id, op, sql, params: params.map((v) => packValue(v === undefined ? null : v)) };
+    const request: Omit<SqliteRequest, "id"> = { op, sql, params: packAll(params) };
     if (this.#beginPending) {
       request.begin = true;
       this.#beginPending = false;
     }
+    return this.#post(request);
+  }
+
+  /** One request to the connection's thread; the thread keeps the process alive only while one is pending. */
+  #post(fields: Omit<SqliteRequest, "id">): Promise<unknown> {
+    if (this.#lost !== undefined) return Promise.reject(this.#unavailable());
+    const id = this.#nextId++;
+    const request: SqliteRequest = { id, ...fields };
     return new Promise((resolve, reject) => {
       if (this.#pending.size === 0) this.#worker.ref();
       this.#pending.set(id, { resolve, reject });

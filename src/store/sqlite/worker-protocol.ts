@@ -16,8 +16,11 @@ export interface SqliteWorkerData {
   options: SqliteOptions;
 }
 
-/** `rollback` rolls back only when a transaction is open; `close` closes the connection. */
-export type SqliteOp = "all" | "get" | "run" | "exec" | "rollback" | "close";
+/**
+ * `rollback` rolls back only when a transaction is open; `close` closes the connection;
+ * `batch` runs `statements` in one transaction and answers their counts of changed rows.
+ */
+export type SqliteOp = "all" | "get" | "run" | "exec" | "rollback" | "close" | "batch";
 
 export interface SqliteRequest {
   id: number;
@@ -25,6 +28,8 @@ export interface SqliteRequest {
   sql: string;
   /** Values as `packValue` made them. */
   params?: readonly unknown[];
+  /** The statements of a `batch`, their values packed. */
+  statements?: readonly { sql: string; params: readonly unknown[] }[];
   /**
    * Run `BEGIN IMMEDIATE` first (it takes the write lock up front: no lock upgrade, so no
    * deadlock between processes). A failing BEGIN fails the request.
