@@ -19,18 +19,13 @@ const UPSERT = "ON CONFLICT (session_id, list, position) DO UPDATE SET message =
  */
 export async function writeMessageRows(q: Sql, sessionId: string, rows: readonly MessageRows[]): Promise<void> {
   for (const r of rows) {
-    const list = LIST_CODES[r.list];
     if (r.truncate) {
-      await q.run("DELETE FROM session_messages WHERE session_id = ? AND list = ? AND position >= ?", [sessionId, list, r.from + r.messages.length]);
+      await q.run("DELETE FROM session_messages WHERE session_id = ? AND list = ? AND position >= ?", [sessionId, LIST_CODES[r.list], r.from + r.messages.length]);
     }
-    await insertRows(
-      q,
-      "session_messages",
-      MESSAGE_COLUMNS,
-      r.messages.map((message, i) => [sessionId, list, r.from + i, message]),
-      UPSERT,
-    );
   }
+  // Every list's rows in one upsert: the lists are independent, and each truncation is done.
+  const values = rows.flatMap((r) => r.messages.map((message, i): SqlValue[] => [sessionId, LIST_CODES[r.list], r.from + i, message]));
+  await insertRows(q, "session_messages", MESSAGE_COLUMNS, values, UPSERT);
 }
 
 /**
