@@ -29,6 +29,8 @@ export interface RunResult {
   /** This process's event-loop delay during the run, p99 / max, ms. */
   loopP99Ms: number;
   loopMaxMs: number;
+  /** This process's CPU time during the run (user + system), µs: what reading the replies cost the clients. */
+  cpuUs: number;
 }
 
 function loopMonitor() {
@@ -140,8 +142,10 @@ async function clientsRole(): Promise<void> {
       run: async (r): Promise<RunResult> => {
         if (!run) throw new Error("run before prepare");
         loop.take();
+        const cpu = process.cpuUsage();
         const latencies = await run(r);
-        return { latencies, ...loop.take() };
+        const used = process.cpuUsage(cpu);
+        return { latencies, ...loop.take(), cpuUs: used.user + used.system };
       },
       finish: teardown,
       ...held.handlers,

@@ -54,7 +54,8 @@ interface Round {
     clientLoopP99Ms: number;
     heap: PerDelta<HeapActivity>;
   };
-  direct: { p50: number; p99: number; clientLoopP99Ms: number };
+  /** `clientCpuUsPerDelta`: what the `openai` clients spent reading the provider's stream directly, per delta. */
+  direct: { p50: number; p99: number; clientLoopP99Ms: number; clientCpuUsPerDelta: number };
   bare: { p50: number; p99: number; cpuUsPerDelta: number; mainThreadShare: number; heap: PerDelta<HeapActivity> };
   added: { p50: number; p99: number; pairs: number };
   fakeLoopP99Ms: number;
@@ -140,7 +141,7 @@ async function round(rig: Rig, load: Load, index: number): Promise<Round> {
       clientLoopP99Ms: o.run.loopP99Ms,
       heap: perDelta(o.heap, deltas),
     },
-    direct: { p50: ds.p50, p99: ds.p99, clientLoopP99Ms: d.run.loopP99Ms },
+    direct: { p50: ds.p50, p99: ds.p99, clientLoopP99Ms: d.run.loopP99Ms, clientCpuUsPerDelta: d.run.cpuUs / deltas },
     bare: { p50: bs.p50, p99: bs.p99, cpuUsPerDelta: b.cpuUs / deltas, mainThreadShare: b.mainThreadCpuUs / b.cpuUs, heap: perDelta(b.heap, deltas) },
     added: { p50: diffs.p50, p99: diffs.p99, pairs: diffs.n },
     fakeLoopP99Ms: fakeLoop.loopP99Ms,
@@ -166,6 +167,7 @@ function curveRows(point: CurvePoint): Row[] {
   const gcPause = at((r) => r.ours.heap.pauseMs);
   const scavenges = at((r) => r.ours.heap.scavenges);
   const bareCpu = at((r) => r.bare.cpuUsPerDelta);
+  const readCpu = at((r) => r.direct.clientCpuUsPerDelta);
   const bareP99 = at((r) => r.bare.p99);
   const cpuRatio = at((r) => r.ours.cpuUsPerDelta / r.bare.cpuUsPerDelta);
   const oursP50 = at((r) => r.ours.p50);
@@ -203,6 +205,11 @@ function curveRows(point: CurvePoint): Row[] {
       metric: `${label}: server CPU per delta`,
       measured: `${fmt(cpu.median, 1)} µs`,
       note: `${fmt(cores.median * 100)}% of a core, ${fmt(mainShare.median * 100)}% of it on the main thread; ${spread(cpu, 1)}`,
+    },
+    {
+      metric: `${label}: reading the provider's stream, CPU per delta`,
+      measured: `${fmt(readCpu.median, 1)} µs`,
+      note: `the direct contender's openai clients (SSE and JSON of each chunk, one connection each): work our server also does, besides writing; ${spread(readCpu, 1)}`,
     },
     {
       metric: `${label}: JS heap allocated per delta`,
