@@ -7,6 +7,8 @@ const tierSettings: Record<string, object> = {
   // Each worker keeps its modules from file to file (importing them afresh per file was a third of
   // the tier's time); a file that mocks a module belongs to the processes tier, which isolates.
   fast: { maxWorkers: 2, isolate: false },
+  // Two workers: its files mostly wait on child processes, so two of them share the two cores well.
+  processes: { maxWorkers: 2 },
   browser: { globalSetup: ["test/support/chromium-server.ts"] },
   // One worker that keeps its modules across files: they share one topology (test/support/shared-cluster.ts).
   // Its own group, so that a run mixing tiers runs it after the others (vitest refuses two worker counts in one group).
