@@ -20,7 +20,11 @@ const UPSERT = "ON CONFLICT (session_id, list, position) DO UPDATE SET message =
 export async function writeMessageRows(q: Sql, sessionId: string, rows: readonly MessageRows[]): Promise<void> {
   for (const r of rows) {
     if (r.truncate) {
-      await q.run("DELETE FROM session_messages WHERE session_id = ? AND list = ? AND position >= ?", [sessionId, LIST_CODES[r.list], r.from + r.messages.length]);
+      await q.run("DELETE FROM session_messages WHERE session_id = ? AND list = ? AND position >= ?", [
+        sessionId,
+        LIST_CODES[r.list],
+        r.from + r.messages.length,
+      ]);
     }
   }
   // Every list's rows in one upsert: the lists are independent, and each truncation is done.
