@@ -6,6 +6,8 @@ export type DeltaDecoder = (bytes: Uint8Array) => SessionEvent | undefined;
 /** The first segment's size; each next one doubles, up to `MAX_SEGMENT`. */
 const FIRST_SEGMENT = 1024;
 const MAX_SEGMENT = 64 * 1024;
+/** A response at least this large is kept as the bytes it came in (a segment of its own), not copied. */
+const OWN_SEGMENT = MAX_SEGMENT / 4;
 
 const isDelta = (event: SessionEvent | undefined): boolean => event?.type === "text_delta" || event?.type === "thinking_delta";
 
@@ -57,8 +59,15 @@ export class EventLog {
 
   append(entry: LoggedEvent): void {
     const { bytes } = entry;
-    const at = this.#reserve(bytes.length);
-    this.#segments[this.#segments.length - 1]!.set(bytes, at);
+    let at = 0;
+    if (bytes.length >= OWN_SEGMENT) {
+      // Encoded once and never changed: kept as it is; the next response starts a new segment.
+      this.#segments.push(bytes);
+      this.#used = Number.POSITIVE_INFINITY; // it takes nothing more
+    } else {
+      at = this.#reserve(bytes.length);
+      this.#segments[this.#segments.length - 1]!.set(bytes, at);
+    }
     this.#seq.push(entry.seq);
     this.#at.push(entry.at ?? 0);
     this.#turn.push(entry.turnIndex ?? 0);
@@ -87,23 +96,10 @@ export class EventLog {
     return out;
   }
 
-  /**
-   * The entries the store does not have yet, oldest first, without events. Their bytes are
-   * views of one copy made for this write: posted to the database thread, that one buffer is
-   * what travels, not the log's segments.
-   */
+  /** The entries the store does not have yet, oldest first, without events (their bytes are views of the log's segments). */
   unflushed(): LoggedEvent[] {
-    const start = this.#flushed + this.#head;
-    let total = 0;
-    for (let i = start; i < this.#seq.length; i++) total += this.#length[i]!;
-    const copy = new Uint8Array(total);
     const out: LoggedEvent[] = [];
-    let at = 0;
-    for (let i = start; i < this.#seq.length; i++) {
-      copy.set(this.#bytes(i), at);
-      out.push(this.#entry(i, copy.subarray(at, at + this.#length[i]!)));
-      at += this.#length[i]!;
-    }
+    for (let i = this.#flushed + this.#head; i < this.#seq.length; i++) out.push(this.#entry(i, this.#bytes(i)));
     return out;
   }
 

@@ -29,12 +29,11 @@ describe("EventLog", () => {
     expect(all[0]!.turnIndex).toBeUndefined();
   });
 
-  it("hands the unflushed entries to the store as views of one copy, and keeps them until they are stored", () => {
+  it("hands the unflushed entries to the store, and keeps them until they are stored", () => {
     const log = new EventLog(5, 1, { sessionId: "s1", decodeDelta: decodeDeltaResponse });
     for (let seq = 1; seq <= 20; seq++) log.append(delta(seq, `t${seq}`));
     const batch = log.unflushed();
     expect(batch.map((e) => e.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
-    expect(new Set(batch.map((e) => e.bytes.buffer)).size).toBe(1);
     expect(batch.every((e) => e.event === undefined)).toBe(true);
     expect([...batch[7]!.bytes]).toEqual([...delta(8, "t8").bytes]);
     // Nothing is dropped before it is stored, whatever the capacity.
@@ -52,8 +51,8 @@ describe("EventLog", () => {
     const log = new EventLog(300, 1, { sessionId: "s1", decodeDelta: decodeDeltaResponse });
     const texts: string[] = [];
     for (let seq = 1; seq <= 1200; seq++) {
-      // Mostly small deltas, now and then one larger than a whole segment.
-      const text = seq % 97 === 0 ? "x".repeat(70_000 + seq) : `delta number ${seq} `.repeat(1 + (seq % 7));
+      // Mostly small deltas; now and then one larger than a whole segment, or one kept as its own segment.
+      const text = seq % 97 === 0 ? "x".repeat(70_000 + seq) : seq % 89 === 0 ? "y".repeat(20_000) : `delta number ${seq} `.repeat(1 + (seq % 7));
       texts[seq] = text;
       log.append(delta(seq, text));
       if (seq % 50 === 0) log.flushed(log.unflushed().length);
