@@ -3,11 +3,14 @@ import type { LoggedEvent, SessionEvent } from "./types.ts";
 /** Turns the logged bytes of a delta back into its event (the log keeps no delta objects). */
 export type DeltaDecoder = (bytes: Uint8Array) => SessionEvent | undefined;
 
-/** The first segment's size; each next one doubles, up to `MAX_SEGMENT`. */
-const FIRST_SEGMENT = 1024;
+/** The first segment's size (an idle session's log holds one small response); each next one doubles, up to `MAX_SEGMENT`. */
+const FIRST_SEGMENT = 256;
 const MAX_SEGMENT = 64 * 1024;
 /** A response at least this large is kept as the bytes it came in (a segment of its own), not copied. */
 const OWN_SEGMENT = MAX_SEGMENT / 4;
+
+/** An entry's numbers in `EventLog.#meta`: seq, time, turn index (0 outside turns), segment number, offset and length in it; FIELDS of them. */
+const [SEQ, AT, TURN, SEGMENT, OFFSET, LENGTH, FIELDS] = [0, 1, 2, 3, 4, 5, 6];
 
 const isDelta = (event: SessionEvent | undefined): boolean => event?.type === "text_delta" || event?.type === "thinking_delta";
 
@@ -28,15 +31,10 @@ export class EventLog {
   readonly #sessionId: string | undefined;
   readonly #decodeDelta: DeltaDecoder | undefined;
   #completeFrom: number;
-  // One entry per kept response, from index `#head` on.
-  #seq: number[] = [];
-  #at: number[] = [];
-  /** The turn index, 0 outside turns. */
-  #turn: number[] = [];
-  #segment: number[] = [];
-  #offset: number[] = [];
-  #length: number[] = [];
-  /** The event, except for deltas. */
+  // One entry per kept response, from index `#head` on: its numbers in `#meta` (FIELDS per
+  // entry, one array rather than one per field: an idle session holds one entry), its event
+  // (except for deltas) in `#event`.
+  #meta: number[] = [];
   #event: (SessionEvent | undefined)[] = [];
   #head = 0;
   /** Index of the first entry not yet stored. */
@@ -57,6 +55,15 @@ export class EventLog {
     return this.#completeFrom;
   }
 
+  /** Entries held, the dropped ones before `#head` included. */
+  get #count(): number {
+    return this.#event.length;
+  }
+
+  #field(i: number, field: number): number {
+    return this.#meta[i * FIELDS + field]!;
+  }
+
   append(entry: LoggedEvent): void {
     const { bytes } = entry;
     let at = 0;
@@ -68,12 +75,8 @@ export class EventLog {
       at = this.#reserve(bytes.length);
       this.#segments[this.#segments.length - 1]!.set(bytes, at);
     }
-    this.#seq.push(entry.seq);
-    this.#at.push(entry.at ?? 0);
-    this.#turn.push(entry.turnIndex ?? 0);
-    this.#segment.push(this.#firstSegment + this.#segments.length - 1);
-    this.#offset.push(at);
-    this.#length.push(bytes.length);
+    // In FIELDS order.
+    this.#meta.push(entry.seq, entry.at ?? 0, entry.turnIndex ?? 0, this.#firstSegment + this.#segments.length - 1, at, bytes.length);
     // A delta without a decoder keeps its event: nothing could rebuild it.
     this.#event.push(isDelta(entry.event) && this.#decodeDelta !== undefined ? undefined : entry.event);
   }
@@ -81,14 +84,14 @@ export class EventLog {
   /** Entries with seq > `afterSeq`, ascending, with their events (for envelope streams). */
   after(afterSeq: number): LoggedEvent[] {
     let lo = this.#head;
-    let hi = this.#seq.length;
+    let hi = this.#count;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.#seq[mid]! <= afterSeq) lo = mid + 1;
+      if (this.#field(mid, SEQ) <= afterSeq) lo = mid + 1;
       else hi = mid;
     }
     const out: LoggedEvent[] = [];
-    for (let i = lo; i < this.#seq.length; i++) {
+    for (let i = lo; i < this.#count; i++) {
       const entry = this.#entry(i, this.#bytes(i));
       const event = this.#event[i] ?? this.#decodeDelta?.(entry.bytes);
       out.push(event === undefined ? entry : { ...entry, event });
@@ -99,27 +102,27 @@ export class EventLog {
   /** The entries the store does not have yet, oldest first, without events (their bytes are views of the log's segments). */
   unflushed(): LoggedEvent[] {
     const out: LoggedEvent[] = [];
-    for (let i = this.#flushed + this.#head; i < this.#seq.length; i++) out.push(this.#entry(i, this.#bytes(i)));
+    for (let i = this.#flushed + this.#head; i < this.#count; i++) out.push(this.#entry(i, this.#bytes(i)));
     return out;
   }
 
   /** The first `count` unflushed entries are stored now; trims what exceeds the capacity. */
   flushed(count: number): void {
     this.#flushed += count;
-    const kept = this.#seq.length - this.#head;
+    const kept = this.#count - this.#head;
     const excess = Math.min(this.#flushed, kept - this.#capacity);
     if (excess <= 0) return;
     this.#head += excess;
     this.#flushed -= excess;
-    this.#completeFrom = this.#seq[this.#head] ?? this.#completeFrom;
+    if (this.#head < this.#count) this.#completeFrom = this.#field(this.#head, SEQ);
     this.#dropBehindHead();
   }
 
   #entry(i: number, bytes: Uint8Array): LoggedEvent {
-    const turn = this.#turn[i]!;
+    const turn = this.#field(i, TURN);
     return {
-      seq: this.#seq[i]!,
-      at: this.#at[i]!,
+      seq: this.#field(i, SEQ),
+      at: this.#field(i, AT),
       ...(this.#sessionId !== undefined ? { sessionId: this.#sessionId } : {}),
       ...(turn > 0 ? { turnIndex: turn } : {}),
       bytes,
@@ -127,8 +130,8 @@ export class EventLog {
   }
 
   #bytes(i: number): Uint8Array {
-    const offset = this.#offset[i]!;
-    return this.#segments[this.#segment[i]! - this.#firstSegment]!.subarray(offset, offset + this.#length[i]!);
+    const offset = this.#field(i, OFFSET);
+    return this.#segments[this.#field(i, SEGMENT) - this.#firstSegment]!.subarray(offset, offset + this.#field(i, LENGTH));
   }
 
   /** Room for `size` more bytes in the last segment: grown (copied) while under MAX_SEGMENT, else a new one. Returns where they go. */
@@ -155,13 +158,14 @@ export class EventLog {
 
   /** Frees the segments no kept entry uses, and compacts the arrays once half of them is dropped. */
   #dropBehindHead(): void {
-    const firstUsed = this.#segment[this.#head] ?? this.#firstSegment + this.#segments.length - 1;
+    const firstUsed = this.#head < this.#count ? this.#field(this.#head, SEGMENT) : this.#firstSegment + this.#segments.length - 1;
     if (firstUsed > this.#firstSegment) {
       this.#segments.splice(0, firstUsed - this.#firstSegment);
       this.#firstSegment = firstUsed;
     }
-    if (this.#head < this.#seq.length / 2) return;
-    for (const column of [this.#seq, this.#at, this.#turn, this.#segment, this.#offset, this.#length, this.#event] as unknown[][]) column.splice(0, this.#head);
+    if (this.#head < this.#count / 2) return;
+    this.#meta.splice(0, this.#head * FIELDS);
+    this.#event.splice(0, this.#head);
     this.#head = 0;
   }
 }
