@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { type Budget, lowerBudget, type MonthlyBudget, monthOf, reachedLimit, type Spent } from "../../domain/index.ts";
 import type { SpendStore } from "../types.ts";
-import type { Sql, SqlValue } from "./database.ts";
+import type { Sql, SqlRow, SqlValue } from "./database.ts";
 import type { StoreContext } from "./context.ts";
 import { fromJson, optNum, toJson } from "./rows.ts";
 
@@ -27,26 +27,22 @@ const plus = (a: Spent, b: Spent): Spent => ({ tokens: a.tokens + b.tokens, cost
 
 const hasLimit = (b: { maxTokens?: number; maxCostUsd?: number; monthlyTokens?: number; monthlyCostUsd?: number }) => Object.keys(b).length > 0;
 
-async function monthlyBudget(q: Sql, tenantId: string): Promise<MonthlyBudget> {
-  const row = await q.get("SELECT monthly_tokens, monthly_cost_usd FROM tenant_budgets WHERE tenant_id = ?", [tenantId]);
+/** The tenant's monthly limits from a `tenant_budgets` row (absent: none). */
+function monthlyOf(row: SqlRow | undefined): MonthlyBudget {
   const monthlyTokens = optNum(row?.monthly_tokens);
   const monthlyCostUsd = optNum(row?.monthly_cost_usd);
   return { ...(monthlyTokens !== undefined ? { monthlyTokens } : {}), ...(monthlyCostUsd !== undefined ? { monthlyCostUsd } : {}) };
 }
 
-/** The session's own budget and its environment's, the lower limit of each kind. */
-async function sessionBudget(q: Sql, tenantId: string, sessionId: string): Promise<Budget> {
-  const row = await q.get(
-    `SELECT s.budget, e.budget AS environment_budget FROM sessions s
-     LEFT JOIN environments e ON e.id = s.environment_id AND e.tenant_id = s.tenant_id
-     WHERE s.id = ? AND s.tenant_id = ?`,
-    [sessionId, tenantId],
-  );
-  return row === undefined ? {} : lowerBudget(budgetOf(row.budget), budgetOf(row.environment_budget));
+async function monthlyBudget(q: Sql, tenantId: string): Promise<MonthlyBudget> {
+  return monthlyOf(await q.get("SELECT monthly_tokens, monthly_cost_usd FROM tenant_budgets WHERE tenant_id = ?", [tenantId]));
 }
 
-/** Both kinds of limit in one read: the tenant's monthly ones, the session's and its environment's budgets. */
-async function anyLimits(q: Sql, tenantId: string, sessionId: string | undefined): Promise<boolean> {
+/**
+ * Every limit a model call meets, in one read: the tenant's monthly ones, and the lower of the
+ * session's own budget and its environment's (none for an unknown session or none given).
+ */
+async function limitsOf(q: Sql, tenantId: string, sessionId: string | undefined): Promise<{ tenant: MonthlyBudget; session: Budget }> {
   const row = await q.get(
     `SELECT tb.monthly_tokens, tb.monthly_cost_usd, s.budget, e.budget AS environment_budget FROM (SELECT 1 AS one) AS x
      LEFT JOIN tenant_budgets tb ON tb.tenant_id = ?
@@ -54,8 +50,10 @@ async function anyLimits(q: Sql, tenantId: string, sessionId: string | undefined
      LEFT JOIN environments e ON e.id = s.environment_id AND e.tenant_id = s.tenant_id`,
     [tenantId, sessionId ?? null, tenantId],
   );
-  return [row?.monthly_tokens, row?.monthly_cost_usd, row?.budget, row?.environment_budget].some((v) => v !== null && v !== undefined);
+  return { tenant: monthlyOf(row), session: lowerBudget(budgetOf(row?.budget), budgetOf(row?.environment_budget)) };
 }
+
+const noLimits = (limits: { tenant: MonthlyBudget; session: Budget }): boolean => !hasLimit(limits.tenant) && !hasLimit(limits.session);
 
 /** What admitted, unsettled calls hold (`where`: of the tenant's month, or of one session). */
 async function held(q: Sql, where: string, params: SqlValue[]): Promise<Spent> {
@@ -94,11 +92,11 @@ export function spendRepo({ db, now }: StoreContext): SpendStore {
       const { tenantId, sessionId } = request;
       const month = monthOf(at);
       // Most calls meet no limit at all: one read says so, without a transaction.
-      if (!(await anyLimits(db, tenantId, sessionId))) return { admitted: true, month };
+      if (noLimits(await limitsOf(db, tenantId, sessionId))) return { admitted: true, month };
       return db.transaction(async (tx) => {
-        const tenantLimits = await monthlyBudget(tx, tenantId);
-        const sessionLimits = sessionId === undefined ? {} : await sessionBudget(tx, tenantId, sessionId);
-        if (!hasLimit(tenantLimits) && !hasLimit(sessionLimits)) return { admitted: true, month };
+        const limits = await limitsOf(tx, tenantId, sessionId);
+        if (noLimits(limits)) return { admitted: true, month };
+        const { tenant: tenantLimits, session: sessionLimits } = limits;
         // The month row's lock serialises every admission of the tenant: holds are read and written under it.
         const spent = spentOf(await tx.get(BUMP_MONTH, [tenantId, month, 0, 0]));
         await tx.run("DELETE FROM spend_holds WHERE tenant_id = ? AND expires_at <= ?", [tenantId, at]);
