@@ -18,6 +18,9 @@ export interface HeapActivity {
   pauseMs: number;
 }
 
+/** No collections, nothing allocated: a run nobody watched. */
+export const NO_HEAP_ACTIVITY: HeapActivity = { allocatedBytes: 0, survivedBytes: 0, scavenges: 0, fullCollections: 0, pauseMs: 0 };
+
 interface SpaceStats {
   spaceName: string;
   spaceUsedSize: number;

@@ -16,7 +16,7 @@ import { type AgentClient, type BenchStream, connectClients, finish, openStream,
 import type { IpcChild } from "./ipc.ts";
 import type { Contender, RunResult } from "./load-child.ts";
 import { type Load, type LoadRig, overRounds, pairedDifferences, pooled, RATE, rotated, runLoad, spread, startClients, startFake } from "./paced-load.ts";
-import type { HeapActivity } from "./heap-activity.ts";
+import { type HeapActivity, NO_HEAP_ACTIVITY } from "./heap-activity.ts";
 import { summarizeProfile } from "./profile.ts";
 import { type ServerProcess, startServerProcess } from "./server-process.ts";
 import { type BenchOptions, fmt, mapLimit, ms, now, pick, progress, type Row, type Summary, summarize } from "./support.ts";
@@ -52,24 +52,20 @@ interface Round {
     cores: number;
     loopP99Ms: number;
     clientLoopP99Ms: number;
-    heap: PerDelta<HeapActivity>;
+    heap: HeapActivity;
   };
   /** `clientCpuUsPerDelta`: what the `openai` clients spent reading the provider's stream directly, per delta. */
   direct: { p50: number; p99: number; clientLoopP99Ms: number; clientCpuUsPerDelta: number };
-  bare: { p50: number; p99: number; cpuUsPerDelta: number; mainThreadShare: number; heap: PerDelta<HeapActivity> };
+  bare: { p50: number; p99: number; cpuUsPerDelta: number; mainThreadShare: number; heap: HeapActivity };
   added: { p50: number; p99: number; pairs: number };
   fakeLoopP99Ms: number;
 }
 
-/** The heap's figures of a run, divided by its deltas. */
-type PerDelta<T> = { [K in keyof T]: number };
-
-const perDelta = (activity: HeapActivity, deltas: number): PerDelta<HeapActivity> => ({
+/** A run's heap figures with its bytes divided by its deltas (the counts and pauses stay per run). */
+const bytesPerDelta = (activity: HeapActivity, deltas: number): HeapActivity => ({
+  ...activity,
   allocatedBytes: activity.allocatedBytes / deltas,
   survivedBytes: activity.survivedBytes / deltas,
-  scavenges: activity.scavenges,
-  fullCollections: activity.fullCollections,
-  pauseMs: activity.pauseMs,
 });
 
 /** One point of the curve (`npm run bench` saves these in its JSON and draws them). */
@@ -84,8 +80,6 @@ interface Rig extends LoadRig {
   bare: ServerProcess;
 }
 
-const NO_HEAP: HeapActivity = { allocatedBytes: 0, survivedBytes: 0, scavenges: 0, fullCollections: 0, pauseMs: 0 };
-
 async function measure(
   rig: Rig,
   load: Load,
@@ -93,13 +87,14 @@ async function measure(
 ): Promise<{ run: RunResult; cpuUs: number; mainThreadCpuUs: number; wallMs: number; loopP99Ms: number; heap: HeapActivity }> {
   // `direct` has no server of ours: its figures come from the idle server and mean nothing.
   const server = contender === "bare" ? rig.bare : rig.server;
-  let heap = NO_HEAP;
+  const watched = contender !== "direct";
+  let heap = NO_HEAP_ACTIVITY;
   let started = false;
   // Around the run: the heap watch starts after the first sample and stops before the second.
   const sample = async () => {
-    if (started) heap = await server.heapStop();
+    if (started && watched) heap = await server.heapStop();
     const stats = await server.stats();
-    if (!started) await server.heapStart();
+    if (!started && watched) await server.heapStart();
     started = true;
     return stats;
   };
@@ -139,10 +134,10 @@ async function round(rig: Rig, load: Load, index: number): Promise<Round> {
       cores: o.cpuUs / 1000 / o.wallMs,
       loopP99Ms: o.loopP99Ms,
       clientLoopP99Ms: o.run.loopP99Ms,
-      heap: perDelta(o.heap, deltas),
+      heap: bytesPerDelta(o.heap, deltas),
     },
     direct: { p50: ds.p50, p99: ds.p99, clientLoopP99Ms: d.run.loopP99Ms, clientCpuUsPerDelta: d.run.cpuUs / deltas },
-    bare: { p50: bs.p50, p99: bs.p99, cpuUsPerDelta: b.cpuUs / deltas, mainThreadShare: b.mainThreadCpuUs / b.cpuUs, heap: perDelta(b.heap, deltas) },
+    bare: { p50: bs.p50, p99: bs.p99, cpuUsPerDelta: b.cpuUs / deltas, mainThreadShare: b.mainThreadCpuUs / b.cpuUs, heap: bytesPerDelta(b.heap, deltas) },
     added: { p50: diffs.p50, p99: diffs.p99, pairs: diffs.n },
     fakeLoopP99Ms: fakeLoop.loopP99Ms,
   };

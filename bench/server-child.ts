@@ -16,7 +16,7 @@ import { createApp } from "../src/app/app.ts";
 import { loadConfig } from "../src/app/config.ts";
 import { MemoryPersistence } from "../test/support/memory-persistence.ts";
 import { startBareServer } from "./bare-server.ts";
-import { type HeapActivity, watchHeap } from "./heap-activity.ts";
+import { type HeapActivity, NO_HEAP_ACTIVITY, watchHeap } from "./heap-activity.ts";
 
 /** What the parent asks the child to host. */
 export interface ChildSpec {
@@ -124,7 +124,7 @@ async function main(): Promise<void> {
           send({ id: message.id, type: "done" });
           return;
         case "heap-stop": {
-          const activity = stopHeapWatch?.() ?? { allocatedBytes: 0, survivedBytes: 0, scavenges: 0, fullCollections: 0, pauseMs: 0 };
+          const activity = stopHeapWatch?.() ?? NO_HEAP_ACTIVITY;
           stopHeapWatch = undefined;
           send({ id: message.id, type: "heap", ...activity });
           return;
