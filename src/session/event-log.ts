@@ -22,9 +22,10 @@ const isDelta = (event: SessionEvent | undefined): boolean => event?.type === "t
  *
  * A long turn is mostly deltas, so the log holds no object per entry: each response's bytes
  * are copied into byte segments that grow with the session (one growing buffer rather than an
- * object and an array buffer per response), and its seq, time and turn are numbers in flat
- * arrays. Other events keep their event object (envelope streams map it); a delta's event is
- * decoded from its bytes when a replay asks for it.
+ * object and an array buffer per response), a large response is kept as it came, and each
+ * entry's seq, time, turn and place are numbers in one flat array. Other events keep their
+ * event object (envelope streams map it); a delta's event is decoded from its bytes when a
+ * replay asks for it.
  */
 export class EventLog {
   readonly #capacity: number;
