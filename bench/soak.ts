@@ -14,7 +14,7 @@ import { type BenchOptions, fmt, mapLimit, now, pick, progress, type Row, ratio,
 const MINUTE_MS = 60_000;
 /** How long the server idles after every session ended before its memory is read again. */
 const AFTER_END_MS = 120_000;
-/** After that, RSS is still watched (every `RSS_POLL_MS`) up to this long, to say when it came back. */
+/** RSS is watched (every `RSS_POLL_MS`, a divisor of AFTER_END_MS) up to this long, to say when it came back. */
 const WATCH_END_MS = 180_000;
 const RSS_POLL_MS = 5000;
 const P50_RATIO_TARGET = 1.2;
@@ -143,13 +143,11 @@ async function watchAfterEnd(server: ServerProcess, baselineRss: number): Promis
   const ended = now();
   let backAfterMs: number | undefined;
   let after: Memory | undefined;
-  while (now() - ended < WATCH_END_MS && (after === undefined || backAfterMs === undefined)) {
-    // Until AFTER_END_MS, wake at it too.
-    const untilAfter = ended + AFTER_END_MS - now();
-    await sleep(after === undefined && untilAfter > 0 ? Math.min(RSS_POLL_MS, untilAfter) : RSS_POLL_MS);
-    const elapsed = now() - ended;
-    if (after === undefined && elapsed >= AFTER_END_MS) after = await memory(server);
+  // Polls on a fixed schedule from the end (AFTER_END_MS is one of its ticks).
+  for (let elapsed = RSS_POLL_MS; elapsed <= WATCH_END_MS && (after === undefined || backAfterMs === undefined); elapsed += RSS_POLL_MS) {
+    await sleep(ended + elapsed - now());
     if (backAfterMs === undefined && (await server.rss()) <= baselineRss * (1 + AFTER_END_TARGET)) backAfterMs = elapsed;
+    if (elapsed === AFTER_END_MS) after = await memory(server);
   }
   return { after: after ?? (await memory(server)), backAfterMs };
 }
@@ -212,7 +210,7 @@ function soakRows(f: SoakFigures): Row[] {
   rows.push({
     metric: `RSS back within ${AFTER_END_TARGET * 100} % of baseline, after`,
     measured: f.backAfterMs === undefined ? `> ${WATCH_END_MS / 1000} s` : `${fmt(f.backAfterMs / 1000)} s`,
-    note: "after every session ended, RSS read every 5 s (V8 gives its freed pages back on its own schedule)",
+    note: `after every session ended, RSS read every ${RSS_POLL_MS / 1000} s (V8 gives its freed pages back on its own schedule)`,
   });
   return rows;
 }
