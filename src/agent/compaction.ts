@@ -42,7 +42,7 @@ export async function compactHistory(messages: ModelMessage[], deps: CompactionD
   /** `affected`: messages rewritten, or replaced by the summary pair. */
   const apply = (level: CompactedEvent["level"], next: ModelMessage[] | undefined, affected: (next: ModelMessage[]) => number, summary?: string): void => {
     if (next === undefined) return;
-    const after = deps.tokens.messages(next);
+    const after = deps.tokens.sumOf(next);
     // A rewrite that does not shrink the history (e.g. a summary as long as what it
     // replaces) would only lose detail.
     if (after >= tokens) return;

@@ -1,4 +1,5 @@
 import { countTokens as bpeCount, decode, encode } from "gpt-tokenizer/encoding/o200k_base";
+import { PrefixFold } from "../domain/index.ts";
 import type { ModelMessage, ModelPart } from "../models/index.ts";
 
 /**
@@ -98,10 +99,16 @@ export function countPartTokens(part: ModelPart): number {
 
 /**
  * Counts messages and remembers each message's count. Messages must not be mutated after
- * they were counted (the agent replaces messages instead of editing them).
+ * they were counted (the agent replaces messages instead of editing them). The session's
+ * conversation is counted by a running total (`messages`), so a call in a long session costs
+ * only what the history gained since the last one.
  */
 export class TokenCounter {
   #cache = new WeakMap<ModelMessage, number>();
+  readonly #conversation = new PrefixFold<ModelMessage, number>(
+    () => 0,
+    (total, message) => total + this.message(message),
+  );
 
   message(message: ModelMessage): number {
     let n = this.#cache.get(message);
@@ -113,7 +120,13 @@ export class TokenCounter {
     return n;
   }
 
+  /** The session's conversation (as it grows, or rewritten). */
   messages(messages: readonly ModelMessage[]): number {
+    return this.#conversation.of(messages);
+  }
+
+  /** A list beside the conversation (a compaction's candidate), leaving its running total as it is. */
+  sumOf(messages: readonly ModelMessage[]): number {
     let n = 0;
     for (const m of messages) n += this.message(m);
     return n;

@@ -22,6 +22,7 @@ export type {
 } from "./turn-record.ts";
 export { AsyncQueue, type AsyncQueueOptions } from "./async-queue.ts";
 export { KeyCounts } from "./key-counts.ts";
+export { foldByFirstItem, PrefixFold } from "./prefix-fold.ts";
 export { afterPendingIo } from "./loop-turn.ts";
 export { joinTextParts, sharedJson, sharedUtf8, type StoredText, TextParts, textPartsUtf8 } from "./text-parts.ts";
 export { mergeMetadata, metadataProblem, SESSION_LABEL_LIMITS, titleProblem } from "./session-labels.ts";

@@ -6,6 +6,7 @@
  * sees a mapped name: the model sees safe names, the client and the transcript their own.
  */
 import { createHash } from "node:crypto";
+import { foldByFirstItem } from "../domain/index.ts";
 import { pushEvents, streamOf } from "./push.ts";
 import type { ModelAdapter, ModelEventSink, ModelMessage, ModelRequest } from "./types.ts";
 
@@ -65,13 +66,18 @@ function safeName(name: string, attempt: number): string {
   return stem === "" ? `tool_${hash}` : `${stem}_${hash}`;
 }
 
+/** The tool names a conversation's calls and results mention, kept up as it grows. */
+const namesInHistory = foldByFirstItem<ModelMessage, Set<string>>(
+  () => new Set(),
+  (names, message) => {
+    for (const part of message.parts) if (part.type === "tool_use" || part.type === "tool_result") names.add(part.name);
+    return names;
+  },
+);
+
 /** Every tool name a request mentions: offered tools, and the calls and results of its history. */
 function namesOf(request: ModelRequest): string[] {
-  const names = request.tools.map((t) => t.name);
-  for (const message of request.messages) {
-    for (const part of message.parts) if (part.type === "tool_use" || part.type === "tool_result") names.push(part.name);
-  }
-  return names;
+  return [...request.tools.map((t) => t.name), ...namesInHistory(request.messages)];
 }
 
 function renameMessages(messages: readonly ModelMessage[], map: ToolNameMap): ModelMessage[] {

@@ -2,7 +2,14 @@
 // reversible, deterministic (order does not matter) and collision-free, also against a client
 // that names a tool exactly like another tool's mapped name.
 import { describe, expect, it } from "vitest";
-import { PROVIDER_TOOL_NAME, providerToolNames } from "../../src/models/index.ts";
+import {
+  type ModelAdapter,
+  type ModelMessage,
+  type ModelRequest,
+  PROVIDER_TOOL_NAME,
+  providerToolNames,
+  withProviderToolNames,
+} from "../../src/models/index.ts";
 
 const unsafe = ["github.create_issue", "a".repeat(80), "has space", "", "ünïcödé", "x/y", "a".repeat(81)];
 
@@ -51,5 +58,45 @@ describe("providerToolNames", () => {
     const map = providerToolNames([a, b]);
     expect(map.toProvider(a)).not.toBe(map.toProvider(b));
     expect(map.toProvider(a)).toHaveLength(64);
+  });
+});
+
+describe("withProviderToolNames", () => {
+  /** An adapter that records the tool names of each request it gets. */
+  const recording = (): { adapter: ModelAdapter; seen: string[][] } => {
+    const seen: string[][] = [];
+    const adapter: ModelAdapter = {
+      provider: "recording",
+      async *stream(request) {
+        seen.push(request.messages.flatMap((m) => m.parts.flatMap((p) => (p.type === "tool_use" || p.type === "tool_result" ? [p.name] : []))));
+        yield { type: "finish", reason: "end_turn" };
+      },
+    };
+    return { adapter, seen };
+  };
+  const call = (name: string, id: string): ModelMessage => ({ role: "assistant", parts: [{ type: "tool_use", id, name, input: {} }] });
+  const request = (messages: ModelMessage[]): ModelRequest => ({ model: "m", system: [], messages, tools: [], signal: new AbortController().signal });
+  const send = async (adapter: ModelAdapter, messages: ModelMessage[]): Promise<void> => {
+    for await (const _ of withProviderToolNames(adapter).stream(request(messages))) {
+      // drained
+    }
+  };
+
+  it("renames the history's names as it grows, and as it is rewritten from the same first message", async () => {
+    const { adapter, seen } = recording();
+    const first: ModelMessage = { role: "user", parts: [{ type: "text", text: "hi" }] };
+    const history = [first, call("read_file", "1")];
+    await send(adapter, history);
+    expect(seen.at(-1)).toEqual(["read_file"]);
+    history.push(call("github.create_issue", "2"));
+    await send(adapter, history);
+    expect(seen.at(-1)?.[1]).toMatch(/^github_create_issue_[0-9a-f]{8}$/);
+    // The unsafe call replaced in place (as a rewrite does): nothing needs renaming any more.
+    const rewritten = [first, history[1] as ModelMessage, call("write_file", "3")];
+    await send(adapter, rewritten);
+    expect(seen.at(-1)).toEqual(["read_file", "write_file"]);
+    // And the grown original again, exactly as before.
+    await send(adapter, history);
+    expect(seen.at(-1)?.[1]).toMatch(/^github_create_issue_[0-9a-f]{8}$/);
   });
 });

@@ -1,6 +1,7 @@
+import { foldByFirstItem } from "../../domain/index.ts";
 import { abortError } from "../abort.ts";
 import { ModelError } from "../model-error.ts";
-import type { ModelAdapter, ModelEvent, ModelRequest, TokenUsage } from "../types.ts";
+import type { ModelAdapter, ModelEvent, ModelMessage, ModelRequest, TokenUsage } from "../types.ts";
 import { estimateTokens, playSteps } from "./player.ts";
 import { inlineScriptText, latestUserText, parseScript, ScriptError, type Script, type ScriptStep, stepsOf } from "./script.ts";
 
@@ -87,11 +88,10 @@ function echoSteps(latest: ReturnType<typeof latestUserText>): ScriptStep[] {
   ];
 }
 
-/** Characters the provider would read; an image counts as a typical small image (~340 tokens). */
-function requestChars(request: ModelRequest): number {
-  let chars = request.system.reduce((n, s) => n + s.length, 0);
-  for (const tool of request.tools) chars += tool.name.length + tool.description.length + JSON.stringify(tool.parameters).length;
-  for (const message of request.messages) {
+/** Characters a conversation's messages hold, kept up as it grows; an image counts as a typical small image (~340 tokens). */
+const messageChars = foldByFirstItem<ModelMessage, number>(
+  () => 0,
+  (chars, message) => {
     for (const part of message.parts) {
       if (part.type === "text") chars += part.text.length;
       else if (part.type === "thinking") chars += part.thinking.length;
@@ -99,6 +99,13 @@ function requestChars(request: ModelRequest): number {
       else if (part.type === "tool_result") chars += part.content.length;
       else chars += 340 * 4;
     }
-  }
-  return chars;
+    return chars;
+  },
+);
+
+/** Characters the provider would read. */
+function requestChars(request: ModelRequest): number {
+  let chars = request.system.reduce((n, s) => n + s.length, 0);
+  for (const tool of request.tools) chars += tool.name.length + tool.description.length + JSON.stringify(tool.parameters).length;
+  return chars + messageChars(request.messages);
 }
