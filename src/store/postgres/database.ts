@@ -131,12 +131,32 @@ export class PostgresDatabase implements SqlDatabase {
     return this.#withClient((client) => this.#transactionOn(client, fn));
   }
 
-  batch(statements: readonly SqlStatement[]): Promise<number[]> {
-    return this.transaction(async (tx) => {
-      const changes: number[] = [];
-      for (const { sql, params } of statements) changes.push(await tx.run(sql, params));
-      return changes;
-    });
+  async batch(statements: readonly SqlStatement[]): Promise<number[]> {
+    const changes: number[] = [];
+    await this.#batchThen(statements, changes, async () => undefined);
+    return changes;
+  }
+
+  batchThenGet<T extends SqlRow = SqlRow>(statements: readonly SqlStatement[], query: SqlStatement): Promise<T | undefined> {
+    return this.#batchThen(statements, [], (tx) => tx.get<T>(query.sql, query.params));
+  }
+
+  /** `statements` in one transaction, their counts pushed to `changes`, then `then`; rolled back at a `mustChange` that changed nothing. */
+  async #batchThen<T>(statements: readonly SqlStatement[], changes: number[], then: (tx: Sql) => Promise<T | undefined>): Promise<T | undefined> {
+    const stopped = Symbol("stopped");
+    try {
+      return await this.transaction(async (tx) => {
+        for (const { sql, params, mustChange } of statements) {
+          const changed = await tx.run(sql, params);
+          changes.push(changed);
+          if (changed === 0 && mustChange) throw stopped;
+        }
+        return then(tx);
+      });
+    } catch (err) {
+      if (err === stopped) return undefined;
+      throw err;
+    }
   }
 
   /** A session-level advisory lock on a dedicated connection, held until `fn` settles. */

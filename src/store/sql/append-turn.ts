@@ -1,12 +1,12 @@
 import type { TurnRecord } from "../../domain/index.ts";
 import { stateWriteParts, type MessageRows, type NewSessionEvent, type TranscriptStore } from "../types.ts";
-import type { SqlValue } from "./database.ts";
+import type { SqlStatement, SqlValue } from "./database.ts";
 import type { StoreContext } from "./context.ts";
-import { EVENT_SEQ_CONFLICT, insertEvents } from "./events.ts";
-import { insertRows } from "./insert-rows.ts";
+import { EVENT_SEQ_CONFLICT, sqliteEventsStatement } from "./events.ts";
+import { valuesChunks } from "./insert-rows.ts";
 import { conflictAs } from "./rows.ts";
-import { PG_MESSAGE_CTE, pgMessageParams, writeMessageRows } from "./session-state.ts";
-import { indexText, PG_WORDS, turnText } from "./session-text.ts";
+import { messageRowStatements, PG_MESSAGE_CTE, pgMessageParams, writeMessageRows } from "./session-state.ts";
+import { PG_WORDS, sqliteTurnTextStatements, turnText } from "./session-text.ts";
 import { SESSION_TOTALS, TOOL_CALL_COLUMNS, TOOL_CALL_FIELDS, TURN_COLUMNS, TURN_FIELDS, toolCallValues, turnValues } from "./turns.ts";
 
 /**
@@ -59,6 +59,43 @@ function pgAppendTurnParams(
   ];
 }
 
+/** SQLite: a turn row, its number read from the session row the batch bumped. */
+const SQLITE_INSERT_TURN = `INSERT INTO turns (${TURN_COLUMNS.join(", ")})
+VALUES (?, (SELECT turn_count FROM sessions WHERE id = ?), ${TURN_FIELDS.map(() => "?").join(", ")})`;
+
+/**
+ * The whole turn write on SQLite, as one batch (one request to the connection's thread, one
+ * transaction): the session row is bumped first, which checks ownership (nothing else is
+ * written when it is not the tenant's) and numbers the turn, read back by every row after it;
+ * its write lock serialises concurrent appends. The turn's events share the transaction: a
+ * replay never shows a turn the store lacks.
+ */
+function sqliteAppendTurn(
+  sessionId: string,
+  tenantId: string,
+  values: { totals: SqlValue[]; turn: SqlValue[] },
+  record: TurnRecord,
+  events: readonly NewSessionEvent[],
+  at: number,
+  messages: readonly MessageRows[],
+): SqlStatement[] {
+  const toolCalls = valuesChunks(
+    TOOL_CALL_FIELDS.length,
+    record.toolCalls.map((c, i) => toolCallValues(i, c)),
+  ).map(({ values: rows, params }) => ({
+    sql: `INSERT INTO tool_calls (${TOOL_CALL_COLUMNS.join(", ")}) SELECT s.id, s.turn_count, v.* FROM sessions s, (${rows}) AS v WHERE s.id = ?`,
+    params: [...params, sessionId],
+  }));
+  return [
+    { sql: `UPDATE sessions SET ${SESSION_TOTALS} WHERE id = ? AND tenant_id = ?`, params: [...values.totals, sessionId, tenantId], mustChange: true },
+    { sql: SQLITE_INSERT_TURN, params: [sessionId, sessionId, ...values.turn] },
+    ...toolCalls,
+    ...(events.length > 0 ? [sqliteEventsStatement(sessionId, events, at)] : []),
+    ...sqliteTurnTextStatements(sessionId, turnText(record)),
+    ...messageRowStatements(sessionId, messages),
+  ];
+}
+
 const NO_ROWS: readonly MessageRows[] = [];
 
 /** `TranscriptStore.appendTurn` over the shared SQL. */
@@ -86,29 +123,11 @@ export function appendTurnRepo({ db, now }: StoreContext): Pick<TranscriptStore,
             return Number(row.turn_count);
           });
         }
-        return db.transaction(async (tx) => {
-          // Bumping the session first both checks ownership and numbers the turn: the write
-          // lock it takes serialises concurrent appends.
-          const session = await tx.get<{ turn_count: number }>(`UPDATE sessions SET ${SESSION_TOTALS} WHERE id = ? AND tenant_id = ? RETURNING turn_count`, [
-            ...values.totals,
-            sessionId,
-            tenantId,
-          ]);
-          if (session === undefined) return undefined;
-          const seq = Number(session.turn_count);
-          await tx.run(`INSERT INTO turns (${TURN_COLUMNS.join(", ")}) VALUES (${TURN_COLUMNS.map(() => "?").join(", ")})`, [sessionId, seq, ...values.turn]);
-          await insertRows(
-            tx,
-            "tool_calls",
-            TOOL_CALL_COLUMNS,
-            record.toolCalls.map((c, i) => [sessionId, seq, ...toolCallValues(i, c)]),
-          );
-          // The turn's events share its transaction: a replay never shows a turn the store lacks.
-          await insertEvents(tx, db.dialect, sessionId, events, at);
-          await indexText(tx, db.dialect, sessionId, seq, turnText(record));
-          await writeMessageRows(tx, sessionId, messages);
-          return seq;
+        const row = await db.batchThenGet<{ turn_count: number }>(sqliteAppendTurn(sessionId, tenantId, values, record, events, at, messages), {
+          sql: "SELECT turn_count FROM sessions WHERE id = ?",
+          params: [sessionId],
         });
+        return row === undefined ? undefined : Number(row.turn_count);
       });
     },
   };

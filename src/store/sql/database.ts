@@ -46,6 +46,11 @@ export interface SqlConnection extends Sql {
 export interface SqlStatement {
   sql: string;
   params?: readonly SqlValue[];
+  /**
+   * When it changes no row (an update of a row that is not there), the batch stops there and
+   * is rolled back: `batch` answers the counts up to it, `batchThenGet` undefined.
+   */
+  mustChange?: boolean;
 }
 
 export interface SqlDatabase extends SqlConnection {
@@ -56,6 +61,8 @@ export interface SqlDatabase extends SqlConnection {
    * request: one round trip instead of one per statement plus the commit.
    */
   batch(statements: readonly SqlStatement[]): Promise<number[]>;
+  /** `batch`, then `query` in the same transaction (and request): its first row, undefined when it has none. */
+  batchThenGet<T extends SqlRow = SqlRow>(statements: readonly SqlStatement[], query: SqlStatement): Promise<T | undefined>;
   /**
    * Runs `fn` while holding the engine's cross-process migration lock, on a connection that
    * keeps it (SQLite: each migration's `BEGIN IMMEDIATE` is the lock; Postgres: a session

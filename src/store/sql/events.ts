@@ -1,5 +1,5 @@
 import type { EventStore, NewSessionEvent, SessionEvent } from "../types.ts";
-import type { Dialect, Sql, SqlRow } from "./database.ts";
+import type { Dialect, Sql, SqlRow, SqlStatement } from "./database.ts";
 import type { StoreContext } from "./context.ts";
 import { insertRows } from "./insert-rows.ts";
 import { conflictAs } from "./rows.ts";
@@ -16,6 +16,11 @@ export const EVENT_SEQ_CONFLICT = "an event with this sequence number is already
  */
 const SQLITE_INSERT_EVENTS = `INSERT INTO session_events (session_id, seq, payload, created_at)
 SELECT ?, j.value ->> 0, substr(?, j.value ->> 1, j.value ->> 2), ? FROM json_each(?) AS j`;
+
+/** SQLite: the statement that inserts a session's events (one or more), all stamped `at`. */
+export function sqliteEventsStatement(sessionId: string, events: readonly NewSessionEvent[], at: number): SqlStatement {
+  return { sql: SQLITE_INSERT_EVENTS, params: sqliteEventParams(sessionId, events, at) };
+}
 
 function sqliteEventParams(sessionId: string, events: readonly NewSessionEvent[], at: number): [string, Uint8Array, number, string] {
   const blob = Buffer.concat(events.map((e) => e.payload));
@@ -35,7 +40,8 @@ function sqliteEventParams(sessionId: string, events: readonly NewSessionEvent[]
 export async function insertEvents(tx: Sql, dialect: Dialect, sessionId: string, events: readonly NewSessionEvent[], at: number): Promise<void> {
   if (events.length === 0) return;
   if (dialect.name === "sqlite") {
-    await tx.run(SQLITE_INSERT_EVENTS, sqliteEventParams(sessionId, events, at));
+    const { sql, params } = sqliteEventsStatement(sessionId, events, at);
+    await tx.run(sql, params);
     return;
   }
   await insertRows(

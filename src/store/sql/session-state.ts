@@ -1,8 +1,8 @@
 import { TextParts } from "../../domain/index.ts";
 import { type MessageList, type MessageRows, type MessageStore, type SessionStore, stateWriteParts, type StoredMessages } from "../types.ts";
-import type { Sql, SqlValue } from "./database.ts";
+import type { Sql, SqlStatement, SqlValue } from "./database.ts";
 import type { StoreContext } from "./context.ts";
-import { insertRows } from "./insert-rows.ts";
+import { insertStatements } from "./insert-rows.ts";
 import { ownsSession } from "./sessions.ts";
 
 /** How each list is numbered in `session_messages.list`. */
@@ -14,22 +14,24 @@ const MESSAGE_COLUMNS = ["session_id", "list", "position", "message"];
 const UPSERT = "ON CONFLICT (session_id, list, position) DO UPDATE SET message = excluded.message";
 
 /**
- * Writes `rows` for the session with `q` (call it inside the transaction of the write they
- * belong to): per list, the given rows upserted and, when it is truncated, the rows past them deleted.
+ * The statements that write `rows` for the session (to run in the transaction of the write
+ * they belong to): per list, when it is truncated, the rows past the given ones deleted; then
+ * every list's rows in one upsert (the lists are independent, and each truncation is done).
  */
-export async function writeMessageRows(q: Sql, sessionId: string, rows: readonly MessageRows[]): Promise<void> {
-  for (const r of rows) {
-    if (r.truncate) {
-      await q.run("DELETE FROM session_messages WHERE session_id = ? AND list = ? AND position >= ?", [
-        sessionId,
-        LIST_CODES[r.list],
-        r.from + r.messages.length,
-      ]);
-    }
-  }
-  // Every list's rows in one upsert: the lists are independent, and each truncation is done.
+export function messageRowStatements(sessionId: string, rows: readonly MessageRows[]): SqlStatement[] {
+  const truncations = rows
+    .filter((r) => r.truncate)
+    .map((r) => ({
+      sql: "DELETE FROM session_messages WHERE session_id = ? AND list = ? AND position >= ?",
+      params: [sessionId, LIST_CODES[r.list], r.from + r.messages.length],
+    }));
   const values = rows.flatMap((r) => r.messages.map((message, i): SqlValue[] => [sessionId, LIST_CODES[r.list], r.from + i, message]));
-  await insertRows(q, "session_messages", MESSAGE_COLUMNS, values, UPSERT);
+  return [...truncations, ...insertStatements("session_messages", MESSAGE_COLUMNS, values, UPSERT)];
+}
+
+/** Writes `rows` for the session with `q`, inside the transaction of the write they belong to (see `messageRowStatements`). */
+export async function writeMessageRows(q: Sql, sessionId: string, rows: readonly MessageRows[]): Promise<void> {
+  for (const { sql, params } of messageRowStatements(sessionId, rows)) await q.run(sql, params);
 }
 
 /**
@@ -62,14 +64,15 @@ export function sessionStateRepo({ db, now }: StoreContext): MessageStore & Pick
   return {
     async saveSessionState(tenantId, id, write) {
       const { state, messages } = stateWriteParts(write);
-      const save = async (q: Sql) =>
-        (await q.run("UPDATE sessions SET state = ?, updated_at = ? WHERE tenant_id = ? AND id = ?", [state, now(), tenantId, id])) > 0;
-      if (messages.length === 0) return save(db);
-      return db.transaction(async (tx) => {
-        if (!(await save(tx))) return false;
-        await writeMessageRows(tx, id, messages);
-        return true;
-      });
+      const save: SqlStatement = {
+        sql: "UPDATE sessions SET state = ?, updated_at = ? WHERE tenant_id = ? AND id = ?",
+        params: [state, now(), tenantId, id],
+        mustChange: true,
+      };
+      if (messages.length === 0) return (await db.run(save.sql, save.params)) > 0;
+      // One batch (one round trip on SQLite); no message row for a session that is not the tenant's.
+      const [saved = 0] = await db.batch([save, ...messageRowStatements(id, messages)]);
+      return saved > 0;
     },
 
     async listSessionMessages(tenantId, sessionId) {

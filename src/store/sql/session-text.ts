@@ -5,7 +5,7 @@
  * keyed by the row id. Rows are written in the same transaction as what they index.
  */
 import type { TurnRecord } from "../../domain/index.ts";
-import type { Dialect, Sql, SqlValue } from "./database.ts";
+import type { Dialect, Sql, SqlStatement, SqlValue } from "./database.ts";
 
 /** How much of one text is indexed: a `tsvector` has a size limit, and words past it are rarely what people look for. */
 export const INDEXED_CHARS = 100_000;
@@ -30,6 +30,17 @@ export async function indexText(tx: Sql, dialect: Dialect, sessionId: string, tu
   }
   const row = await tx.get<{ id: number }>("INSERT INTO session_text (session_id, turn_seq) VALUES (?, ?) RETURNING id", [sessionId, turnSeq]);
   await tx.run("INSERT INTO session_text_fts (rowid, body) VALUES (?, ?)", [row!.id, text.slice(0, INDEXED_CHARS)]);
+}
+
+/**
+ * SQLite: the statements that index a turn's text inside the turn's batch, its number read
+ * from the session row the batch bumped.
+ */
+export function sqliteTurnTextStatements(sessionId: string, text: string): SqlStatement[] {
+  return [
+    { sql: "INSERT INTO session_text (session_id, turn_seq) SELECT id, turn_count FROM sessions WHERE id = ?", params: [sessionId] },
+    { sql: "INSERT INTO session_text_fts (rowid, body) VALUES (last_insert_rowid(), ?)", params: [text.slice(0, INDEXED_CHARS)] },
+  ];
 }
 
 /** Replaces the indexed title (none when `title` is undefined); inside the session write. */

@@ -6,7 +6,15 @@
  */
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { parentPort, workerData } from "node:worker_threads";
-import { type SqliteFailure, type SqliteOp, type SqliteReply, type SqliteRequest, type SqliteWorkerData, unpackValue } from "./worker-protocol.ts";
+import {
+  type PackedStatement,
+  type SqliteFailure,
+  type SqliteOp,
+  type SqliteReply,
+  type SqliteRequest,
+  type SqliteWorkerData,
+  unpackValue,
+} from "./worker-protocol.ts";
 
 /** Prepared statements kept; SQL texts beyond this are re-prepared. */
 const STATEMENT_CACHE_SIZE = 256;
@@ -89,13 +97,27 @@ function runStatement(op: StatementOp, sql: string, params: SQLInputValue[]): un
   }
 }
 
-/** A batch's statements in one transaction: committed when all ran, else rolled back and the error rethrown. */
-function runBatch(statements: NonNullable<SqliteRequest["statements"]>): number[] {
+const unpacked = (s: PackedStatement): SQLInputValue[] => s.params.map(unpackValue) as SQLInputValue[];
+
+/**
+ * A batch's statements in one transaction, then its query if it has one: committed when all
+ * ran, else rolled back and the error rethrown. Answers the counts, or the query's first row.
+ */
+function runBatch(statements: readonly PackedStatement[], query: PackedStatement | undefined): unknown {
   db.exec("BEGIN IMMEDIATE");
   try {
-    const changes = statements.map((s) => runStatement("run", s.sql, s.params.map(unpackValue) as SQLInputValue[]) as number);
+    const changes: number[] = [];
+    for (const s of statements) {
+      const changed = runStatement("run", s.sql, unpacked(s)) as number;
+      changes.push(changed);
+      if (changed === 0 && s.mustChange) {
+        db.exec("ROLLBACK");
+        return query === undefined ? changes : undefined;
+      }
+    }
+    const answer = query === undefined ? changes : runStatement("get", query.sql, unpacked(query));
     db.exec("COMMIT");
-    return changes;
+    return answer;
   } catch (err) {
     if (db.isTransaction) db.exec("ROLLBACK");
     throw err;
@@ -103,7 +125,7 @@ function runBatch(statements: NonNullable<SqliteRequest["statements"]>): number[
 }
 
 function run(request: SqliteRequest): unknown {
-  if (request.op === "batch") return runBatch(request.statements ?? []);
+  if (request.op === "batch") return runBatch(request.statements ?? [], request.query);
   if (request.begin) db.exec("BEGIN IMMEDIATE");
   switch (request.op) {
     case "exec":

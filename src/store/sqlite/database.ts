@@ -2,6 +2,7 @@ import { Worker } from "node:worker_threads";
 import { RozError } from "../../errors/index.ts";
 import type { Dialect, Sql, SqlConnection, SqlDatabase, SqlRow, SqlStatement, SqlValue } from "../sql/database.ts";
 import {
+  type PackedStatement,
   packValue,
   type SqliteFailure,
   type SqliteOp,
@@ -30,6 +31,12 @@ const workerUrl = new URL("./connection-worker.ts", import.meta.url);
 
 /** Statement values ready to post (`undefined` is NULL). */
 const packAll = (params: readonly SqlValue[]): unknown[] => params.map((v) => packValue(v === undefined ? null : v));
+
+const packStatement = ({ sql, params = [], mustChange }: SqlStatement): PackedStatement => ({
+  sql,
+  params: packAll(params),
+  ...(mustChange ? { mustChange } : {}),
+});
 
 /** The error a statement threw in the connection's thread, with SQLite's codes kept. */
 function sqliteError(failure: SqliteFailure): Error {
@@ -131,8 +138,12 @@ export class SqliteDatabase implements SqlDatabase {
 
   batch(statements: readonly SqlStatement[]): Promise<number[]> {
     if (statements.length === 0) return Promise.resolve([]);
-    const packed = statements.map(({ sql, params = [] }) => ({ sql, params: packAll(params) }));
-    return this.#exclusive(() => this.#post({ op: "batch", sql: "", statements: packed }) as Promise<number[]>);
+    return this.#exclusive(() => this.#post({ op: "batch", sql: "", statements: statements.map(packStatement) }) as Promise<number[]>);
+  }
+
+  batchThenGet<T extends SqlRow = SqlRow>(statements: readonly SqlStatement[], query: SqlStatement): Promise<T | undefined> {
+    const request = { op: "batch", sql: "", statements: statements.map(packStatement), query: packStatement(query) } as const;
+    return this.#exclusive(() => this.#post(request) as Promise<T | undefined>);
   }
 
   /** Each migration's `BEGIN IMMEDIATE` is the cross-process lock here; nothing more to take. */

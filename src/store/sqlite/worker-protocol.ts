@@ -16,9 +16,18 @@ export interface SqliteWorkerData {
   options: SqliteOptions;
 }
 
+/** A statement with its values as `packValue` made them. */
+export interface PackedStatement {
+  sql: string;
+  params: readonly unknown[];
+  /** See `SqlStatement.mustChange`. */
+  mustChange?: boolean;
+}
+
 /**
  * `rollback` rolls back only when a transaction is open; `close` closes the connection;
- * `batch` runs `statements` in one transaction and answers their counts of changed rows.
+ * `batch` runs `statements` in one transaction and answers their counts of changed rows (or
+ * the first row of its `query`, run last in the same transaction).
  */
 export type SqliteOp = "all" | "get" | "run" | "exec" | "rollback" | "close" | "batch";
 
@@ -29,7 +38,9 @@ export interface SqliteRequest {
   /** Values as `packValue` made them. */
   params?: readonly unknown[];
   /** The statements of a `batch`, their values packed. */
-  statements?: readonly { sql: string; params: readonly unknown[] }[];
+  statements?: readonly PackedStatement[];
+  /** A `batch`'s query after its statements: the batch then answers its first row instead of the counts. */
+  query?: PackedStatement;
   /**
    * Run `BEGIN IMMEDIATE` first (it takes the write lock up front: no lock upgrade, so no
    * deadlock between processes). A failing BEGIN fails the request.

@@ -152,6 +152,16 @@ export function transcriptSuite(ctx: SuiteContext): void {
       const session = await newSession(tenant);
       await ctx.store().appendTurn(tenant.id, session.id, turnFor(1));
       expect(await ctx.store().appendTurn(other.id, session.id, turnFor(2))).toBeUndefined();
+      // Nothing of a whole turn write lands in a session that is not the writer's: no event, no message row, no state.
+      const write = { state: '{"other":1}', messages: [{ list: "history" as const, from: 0, messages: ['{"role":"user","parts":[]}'] }] };
+      const call = { id: "c1", name: "read", parameters: {}, permission: "allowed", startedAt: 1, endedAt: 2 } as ToolCallRecord;
+      const event = { seq: 9, payload: new TextEncoder().encode("e9") };
+      const turnsBefore = await ctx.store().listTurns(tenant.id, session.id);
+      expect(await ctx.store().appendTurn(other.id, session.id, turnFor(2, { toolCalls: [call] }), [event], write)).toBeUndefined();
+      expect(await ctx.store().readEvents(tenant.id, session.id)).toEqual([]);
+      expect(await ctx.store().listSessionMessages(tenant.id, session.id)).toEqual({ history: [], start: [] });
+      expect((await ctx.store().getResumableSession(tenant.id, session.id, 0))?.state).not.toBe('{"other":1}');
+      expect(await ctx.store().listTurns(tenant.id, session.id)).toEqual(turnsBefore);
       expect(await ctx.store().listTurns(other.id, session.id)).toBeUndefined();
       expect(await ctx.store().appendTurn(tenant.id, "00000000-0000-0000-0000-000000000000", turnFor(2))).toBeUndefined();
       expect((await ctx.store().getSession(tenant.id, session.id))?.turnCount).toBe(1);
