@@ -67,6 +67,9 @@ export async function* openSessionCall(deps: StreamSessionDeps, ctx: HandlerCont
   }
 }
 
+/** Responses from this size on are handed to connect after the loop's next poll (see `writeStream`). */
+const LARGE_RESPONSE_BYTES = 1024 * 1024;
+
 /**
  * Writes a stream's output as the call's responses until it ends; a fatal item ends the
  * call with its status. The client going away (abort, or a write that fails) detaches the
@@ -89,7 +92,13 @@ export async function* writeStream(route: StreamRoute, call: SessionCall, ctx: H
           continue;
         }
         if (binary) {
-          for (const bytes of binary) yield preEncoded(bytes);
+          for (const bytes of binary) {
+            // The session encoded these bytes in the turn of the loop that emitted them, and
+            // connect copies them again (and compresses them, which is why they are not written
+            // directly): for a multi-megabyte response the two would add up in one turn.
+            if (bytes.length >= LARGE_RESPONSE_BYTES) await afterPendingIo();
+            yield preEncoded(bytes);
+          }
           continue;
         }
         // Not `yield*`: over an array it goes through an async-from-sync iterator, two more hops per response.
