@@ -8,6 +8,8 @@ import { encodeJson, type SessionSnapshot, type SessionStateRow } from "./snapsh
  * messages after the longest stored prefix that is still the same objects, and the start
  * history once: history messages never change in place (a rewrite, such as compaction or a
  * rollback, makes new ones), so each message is encoded once, when it is first stored.
+ * Neither does a history list once the agent hands it out (it replaces its list instead of
+ * editing it), so the list written is kept as it is, not copied.
  */
 export class StoredHistory {
   #history: readonly ModelMessage[];
@@ -25,7 +27,7 @@ export class StoredHistory {
    */
   async changes(history: readonly ModelMessage[], start: readonly ModelMessage[] | undefined): Promise<{ rows: MessageRows[]; commit: () => void }> {
     const stored = this.#history;
-    const kept = [...history];
+    const kept = history;
     let from = 0;
     const common = Math.min(stored.length, kept.length);
     while (from < common && stored[from] === kept[from]) from++;
