@@ -27,20 +27,19 @@ export class StoredHistory {
    */
   async changes(history: readonly ModelMessage[], start: readonly ModelMessage[] | undefined): Promise<{ rows: MessageRows[]; commit: () => void }> {
     const stored = this.#history;
-    const kept = history;
     let from = 0;
-    const common = Math.min(stored.length, kept.length);
-    while (from < common && stored[from] === kept[from]) from++;
+    const common = Math.min(stored.length, history.length);
+    while (from < common && stored[from] === history[from]) from++;
     const rows: MessageRows[] = [];
-    if (from < kept.length || kept.length < stored.length) {
-      rows.push({ list: "history", from, messages: await encodeAll(kept.slice(from)), ...(kept.length < stored.length ? { truncate: true } : {}) });
+    if (from < history.length || history.length < stored.length) {
+      rows.push({ list: "history", from, messages: await encodeAll(history.slice(from)), ...(history.length < stored.length ? { truncate: true } : {}) });
     }
     const storeStart = !this.#start && start !== undefined && start.length > 0;
     if (storeStart) rows.push({ list: "start", from: 0, messages: await encodeAll(start) });
     return {
       rows,
       commit: () => {
-        this.#history = kept;
+        this.#history = history;
         if (storeStart) this.#start = true;
       },
     };
