@@ -6,6 +6,8 @@ import type { Dialect, Sql, SqlConnection, SqlDatabase, SqlRow, SqlValue, SqlSta
 /** Advisory lock id held while migrating ("roz" in ASCII), so nodes starting together take turns. */
 const MIGRATION_LOCK_ID = 0x726f7a;
 const PG_UNIQUE_VIOLATION = "23505";
+/** Thrown inside a batch's transaction to roll it back at a `mustChange` statement that changed nothing. */
+const BATCH_STOPPED = Symbol("batch stopped");
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
 
@@ -132,29 +134,32 @@ export class PostgresDatabase implements SqlDatabase {
   }
 
   async batch(statements: readonly SqlStatement[]): Promise<number[]> {
+    return (await this.#batch(statements)).changes;
+  }
+
+  async batchThenGet<T extends SqlRow = SqlRow>(statements: readonly SqlStatement[], query: SqlStatement): Promise<T | undefined> {
+    return (await this.#batch(statements, query)).row as T | undefined;
+  }
+
+  /**
+   * `statements` in one transaction, then `query` when given: their counts, and the query's
+   * first row. A `mustChange` statement that changed nothing rolls it all back, and the counts
+   * end with its 0 (no row).
+   */
+  async #batch(statements: readonly SqlStatement[], query?: SqlStatement): Promise<{ changes: number[]; row?: SqlRow | undefined }> {
     const changes: number[] = [];
-    await this.#batchThen(statements, changes, async () => undefined);
-    return changes;
-  }
-
-  batchThenGet<T extends SqlRow = SqlRow>(statements: readonly SqlStatement[], query: SqlStatement): Promise<T | undefined> {
-    return this.#batchThen(statements, [], (tx) => tx.get<T>(query.sql, query.params));
-  }
-
-  /** `statements` in one transaction, their counts pushed to `changes`, then `then`; rolled back at a `mustChange` that changed nothing. */
-  async #batchThen<T>(statements: readonly SqlStatement[], changes: number[], then: (tx: Sql) => Promise<T | undefined>): Promise<T | undefined> {
-    const stopped = Symbol("stopped");
     try {
-      return await this.transaction(async (tx) => {
+      const row = await this.transaction(async (tx) => {
         for (const { sql, params, mustChange } of statements) {
           const changed = await tx.run(sql, params);
           changes.push(changed);
-          if (changed === 0 && mustChange) throw stopped;
+          if (changed === 0 && mustChange) throw BATCH_STOPPED;
         }
-        return then(tx);
+        return query === undefined ? undefined : tx.get(query.sql, query.params);
       });
+      return { changes, row };
     } catch (err) {
-      if (err === stopped) return undefined;
+      if (err === BATCH_STOPPED) return { changes };
       throw err;
     }
   }
