@@ -31,15 +31,17 @@ const PG_APPEND_TURN = `WITH s AS (
 ), ${PG_MESSAGE_CTE}
 SELECT turn_count FROM s`;
 
-function pgAppendTurnParams(
-  sessionId: string,
-  tenantId: string,
-  values: { totals: SqlValue[]; turn: SqlValue[] },
-  record: TurnRecord,
-  events: readonly NewSessionEvent[],
-  at: number,
-  messages: SqlValue[],
-): SqlValue[] {
+/** One turn's write, as both engines' statements take it (besides its message rows). */
+interface TurnWrite {
+  sessionId: string;
+  tenantId: string;
+  values: { totals: SqlValue[]; turn: SqlValue[] };
+  record: TurnRecord;
+  events: readonly NewSessionEvent[];
+  at: number;
+}
+
+function pgAppendTurnParams({ sessionId, tenantId, values, record, events, at }: TurnWrite, messages: SqlValue[]): SqlValue[] {
   // One array per tool-call field (session_id and turn_seq come from `s`).
   const rows = record.toolCalls.map((c, i) => toolCallValues(i, c));
   const columns = TOOL_CALL_FIELDS.map((_, col) => rows.map((row) => row[col] ?? null));
@@ -70,15 +72,7 @@ VALUES (?, (SELECT turn_count FROM sessions WHERE id = ?), ${TURN_FIELDS.map(() 
  * its write lock serialises concurrent appends. The turn's events share the transaction: a
  * replay never shows a turn the store lacks.
  */
-function sqliteAppendTurn(
-  sessionId: string,
-  tenantId: string,
-  values: { totals: SqlValue[]; turn: SqlValue[] },
-  record: TurnRecord,
-  events: readonly NewSessionEvent[],
-  at: number,
-  messages: readonly MessageRows[],
-): SqlStatement[] {
+function sqliteAppendTurn({ sessionId, tenantId, values, record, events, at }: TurnWrite, messages: readonly MessageRows[]): SqlStatement[] {
   const toolCalls = valuesChunks(
     TOOL_CALL_FIELDS.length,
     record.toolCalls.map((c, i) => toolCallValues(i, c)),
@@ -104,12 +98,12 @@ export function appendTurnRepo({ db, now }: StoreContext): Pick<TranscriptStore,
     appendTurn: (tenantId, sessionId, record, events = [], write) => {
       const at = now();
       const { state, messages } = write === undefined ? { state: undefined, messages: NO_ROWS } : stateWriteParts(write);
-      const values = turnValues(record, at, state);
+      const turn: TurnWrite = { sessionId, tenantId, values: turnValues(record, at, state), record, events, at };
       // Only the events can clash: the turn's own seq comes from the session row it locks.
       return conflictAs(db.dialect, EVENT_SEQ_CONFLICT, async () => {
         if (db.dialect.name === "postgres") {
           const inline = pgMessageParams(messages);
-          const params = pgAppendTurnParams(sessionId, tenantId, values, record, events, at, inline ?? (pgMessageParams(NO_ROWS) as SqlValue[]));
+          const params = pgAppendTurnParams(turn, inline ?? (pgMessageParams(NO_ROWS) as SqlValue[]));
           // One statement, one round trip, atomic by itself (a turn write is on every turn's path).
           if (inline !== undefined) {
             const row = await db.get<{ turn_count: number }>(PG_APPEND_TURN, params);
@@ -123,7 +117,7 @@ export function appendTurnRepo({ db, now }: StoreContext): Pick<TranscriptStore,
             return Number(row.turn_count);
           });
         }
-        const row = await db.batchThenGet<{ turn_count: number }>(sqliteAppendTurn(sessionId, tenantId, values, record, events, at, messages), {
+        const row = await db.batchThenGet<{ turn_count: number }>(sqliteAppendTurn(turn, messages), {
           sql: "SELECT turn_count FROM sessions WHERE id = ?",
           params: [sessionId],
         });
